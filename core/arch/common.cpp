@@ -1,0 +1,46 @@
+#include "common.h"
+
+#include <fmt/format.h>
+
+namespace memfit::arch {
+
+void legacy_rotary(TreeBuilder& b, std::string_view name, std::string_view cls,
+                   std::int64_t rot_dim, std::int64_t max_positions, std::string_view cos_name,
+                   std::string_view sin_name) {
+  auto s = b.module(name, cls);
+  b.buffer("inv_freq", {rot_dim / 2}, DType::kF32, false, BufferEra::kLegacyOnly);
+  if (!cos_name.empty()) {
+    b.buffer(cos_name, {max_positions, rot_dim}, DType::kF32, false, BufferEra::kLegacyOnly);
+    b.buffer(sin_name, {max_positions, rot_dim}, DType::kF32, false, BufferEra::kLegacyOnly);
+  }
+}
+
+void current_rotary(TreeBuilder& b, std::string_view name, std::string_view cls,
+                    std::int64_t rot_dim) {
+  auto s = b.module(name, cls);
+  b.buffer("inv_freq", {rot_dim / 2}, DType::kF32, false, BufferEra::kCurrentOnly);
+}
+
+void require_divisible(const Config& c, std::int64_t a, const char* a_key, std::int64_t b,
+                       const char* b_key) {
+  if (b == 0 || a % b != 0)
+    throw Error(ErrorCode::kInvalidValue,
+                fmt::format("{}: '{}' ({}) must be divisible by '{}' ({})", c.where(), a_key, a,
+                            b_key, b));
+}
+
+std::int64_t head_dim(const Config& c, std::int64_t hidden, std::int64_t heads) {
+  if (c.has("head_dim")) return c.dim({"head_dim"});
+  require_divisible(c, hidden, "hidden_size", heads, "num_attention_heads");
+  return hidden / heads;
+}
+
+std::int64_t num_labels(const Config& c) {
+  if (c.has("num_labels")) return c.dim({"num_labels"});
+  auto it = c.json().find("id2label");
+  if (it != c.json().end() && it->is_object() && !it->empty())
+    return static_cast<std::int64_t>(it->size());
+  return 2;
+}
+
+}  // namespace memfit::arch

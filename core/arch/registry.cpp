@@ -1,0 +1,44 @@
+// The one table of architecture families. Adding a family = one file in core/arch/ + one line
+// here (and its declaration in families.h).
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "families.h"
+#include "memfit/arch.h"
+
+namespace memfit {
+
+const std::vector<const Family*>& families() {
+  static const std::vector<const Family*> kAll = {
+#define MEMFIT_FAMILY(fn) &arch::fn(),
+#include "families.def"
+#undef MEMFIT_FAMILY
+  };
+  return kAll;
+}
+
+const Family* find_family(std::string_view library, std::string_view key) {
+  for (const Family* f : families())
+    if (f->library == library && std::find(f->keys.begin(), f->keys.end(), key) != f->keys.end())
+      return f;
+  return nullptr;
+}
+
+std::string supported_keys(std::string_view library) {
+  std::set<std::string> keys;
+  for (const Family* f : families())
+    if (f->library == library)
+      for (auto k : f->keys) keys.insert(std::string(k));
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+const ModelClass* find_class(const Family& f, std::string_view class_name) {
+  for (const auto& c : f.classes)
+    if (c.name == class_name) return &c;
+  return nullptr;
+}
+
+}  // namespace memfit

@@ -1,0 +1,49 @@
+// memfit/arch.h — the architecture registry.
+//
+// One Family per file under core/arch/, listed once in core/arch/registry.cpp. A family knows
+// the model_types (or timm architecture names) it handles, the classes it can build — the first
+// is the base class AutoModel builds — and how to build the tensor tree of a class from a
+// config. Nothing outside core/arch/ switches on model_type.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memfit/config.h"
+#include "memfit/tensor_tree.h"
+
+namespace memfit {
+
+// A class a family can build, and the Auto class transformers maps to it.
+struct ModelClass {
+  std::string_view name;        // "LlamaForCausalLM"
+  std::string_view auto_class;  // "AutoModelForCausalLM"; "AutoModel" for the base class
+};
+
+struct BuildRequest {
+  const Config& config;
+  std::string_view class_name;  // one of Family::classes
+  std::string_view model_name;  // the Hub id or path; timm families read the variant from it
+};
+
+struct Family {
+  std::string_view library;                  // "transformers" or "timm"
+  std::vector<std::string_view> keys;        // model_type values, or timm architecture names
+  std::vector<ModelClass> classes;           // classes[0] is the AutoModel class
+  TensorTree (*build)(const BuildRequest& req);
+};
+
+// Every registered family, in a stable order.
+const std::vector<const Family*>& families();
+// The family for a model_type (library "transformers") or timm architecture; nullptr if none.
+const Family* find_family(std::string_view library, std::string_view key);
+// Sorted, comma-separated keys of a library (for "unsupported model_type" messages).
+std::string supported_keys(std::string_view library);
+
+// Helpers for family files.
+const ModelClass* find_class(const Family& f, std::string_view class_name);
+// True when the request asks for this class (or one of several).
+inline bool is_class(const BuildRequest& r, std::string_view name) { return r.class_name == name; }
+
+}  // namespace memfit

@@ -1,0 +1,81 @@
+// memfit/error.h — one error type for the whole core, with a code per failure mode.
+//
+// Core code throws memfit::Error internally (it keeps the builders short); every public entry
+// point returns Result<T> so callers (CLI, WASM) never see a bare exception. The code is stable
+// and machine-readable; the message names the file/key/tensor and the expected vs the got.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace memfit {
+
+enum class ErrorCode {
+  kInvalidJson,        // config/index text is not JSON, or not an object where one is needed
+  kMissingKey,         // a required config key is absent
+  kWrongType,          // a config key has the wrong JSON type
+  kInvalidValue,       // zero/negative/out-of-range value
+  kOverflow,           // a size computation would overflow
+  kUnknownModelType,   // model_type (or timm architecture) not in the registry
+  kUnknownClass,       // --class / architectures[0] not provided by the family
+  kUnsupportedLibrary, // library other than transformers/timm
+  kInvalidArgument,    // bad API/CLI argument (unknown dtype, …)
+  kInternal,
+};
+
+std::string_view error_code_name(ErrorCode code);
+
+class Error {
+ public:
+  Error(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  ErrorCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  const char* what() const { return message_.c_str(); }
+
+ private:
+  ErrorCode code_;
+  std::string message_;
+};
+
+// A value or an Error. Deliberately tiny: C++17 has no std::expected.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
+  Result(Error error) : v_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  const T& value() const& { return std::get<0>(v_); }
+  T& value() & { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  const Error& error() const { return std::get<1>(v_); }
+  const T* operator->() const { return &value(); }
+  const T& operator*() const { return value(); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+// Runs fn() and turns a thrown memfit::Error (or any std::exception) into a Result.
+template <typename Fn>
+auto capture(Fn&& fn) -> Result<decltype(fn())>;
+
+}  // namespace memfit
+
+#include <exception>
+namespace memfit {
+template <typename Fn>
+auto capture(Fn&& fn) -> Result<decltype(fn())> {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    return e;
+  } catch (const std::bad_alloc&) {
+    return Error(ErrorCode::kInternal, "out of memory");
+  } catch (const std::exception& e) {
+    return Error(ErrorCode::kInternal, e.what());
+  }
+}
+}  // namespace memfit

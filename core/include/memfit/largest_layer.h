@@ -1,0 +1,28 @@
+// memfit/largest_layer.h — accelerate's get_max_layer_size() and memfit's corrected variant.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memfit/module_sizes.h"
+#include "memfit/tensor_tree.h"
+
+namespace memfit {
+
+struct LargestLayer {
+  Bits bits = 0;
+  std::vector<std::string> names;  // every layer of that size, in visiting order
+};
+
+enum class LayerRule {
+  // accelerate 0.30.1: a split module is replaced by its children only, so direct parameters
+  // and buffers of a non-root module that has children are never looked at.
+  kAccelerate,
+  // memfit: a split module is replaced by its direct parameters, children and direct buffers,
+  // like the root — nothing is lost.
+  kComplete,
+};
+
+LargestLayer largest_layer(const TensorTree& tree, const ModuleSizes& sizes, LayerRule rule);
+
+}  // namespace memfit

@@ -1,0 +1,13 @@
+// memfit/report_json.h — the --json form of a report.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/estimate.h"
+
+namespace memfit {
+
+nlohmann::ordered_json report_to_json(const Report& report);
+nlohmann::json error_to_json(const Error& error);  // {"code": "...", "message": "..."}
+
+}  // namespace memfit

@@ -1,0 +1,75 @@
+// memfit/tensor_tree.h — the "empty model": every named tensor of a model, with no data.
+//
+// A TensorTree is what `init_empty_weights()` gives accelerate, without PyTorch: the module
+// hierarchy (names and class names, in registration order) and each module's direct parameters
+// and buffers (shape, dtype, persistence, ties). Everything else — sizes, largest layer, device
+// maps, the native loader — reads this one structure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memfit/dtype.h"
+
+namespace memfit {
+
+using Shape = std::vector<std::int64_t>;
+
+enum class TensorKind : std::uint8_t { kParameter, kBuffer };
+
+// Which transformers versions allocate a buffer. The 4.40 rotary caches and GPT-2's causal mask
+// are gone from current transformers (compat mode counts them, the default mode does not);
+// current transformers moved some buffers (e.g. one model-level rotary_emb.inv_freq instead of
+// one per layer), which only the default mode counts.
+enum class BufferEra : std::uint8_t { kAlways, kLegacyOnly, kCurrentOnly };
+
+struct TensorInfo {
+  std::string name;        // full dotted name, e.g. "model.layers.0.self_attn.q_proj.weight"
+  Shape shape;
+  DType dtype = DType::kF32;
+  TensorKind kind = TensorKind::kParameter;
+  bool persistent = true;  // false: buffer registered with persistent=False (not in state_dict)
+  BufferEra era = BufferEra::kAlways;
+  int tied_to = -1;        // index of the tensor this one aliases (counted once), or -1
+  int module = 0;          // index of the owning module
+  std::uint64_t numel = 0; // product of shape, checked for overflow when the tensor was added
+
+  bool is_alias() const { return tied_to >= 0; }
+};
+
+struct ModuleNode {
+  std::string name;        // dotted path; "" for the root
+  std::string class_name;  // e.g. "LlamaDecoderLayer"
+  int parent = -1;
+  std::vector<int> children;  // module indices, registration order
+  std::vector<int> params;    // tensor indices of direct parameters, registration order
+  std::vector<int> buffers;   // tensor indices of direct buffers, registration order
+};
+
+class TensorTree {
+ public:
+  std::vector<ModuleNode> modules;  // modules[0] is the root
+  std::vector<TensorInfo> tensors;
+  std::vector<std::string> no_split_classes;  // the class's _no_split_modules
+
+  const ModuleNode& root() const { return modules.front(); }
+  const std::string& class_name() const { return modules.front().class_name; }
+
+  // torch's named_parameters() / named_buffers() order (pre-order over modules), aliases of
+  // tied weights removed (remove_duplicate=True). Returns tensor indices.
+  std::vector<int> named_parameters() const;
+  std::vector<int> named_buffers() const;
+  // Parameters then buffers: accelerate's named_module_tensors().
+  std::vector<int> named_module_tensors() const;
+
+  // Index of the tensor with this full name, or -1.
+  int find_tensor(const std::string& name) const;
+  // Index of the module with this dotted name ("" = root), or -1.
+  int find_module(const std::string& name) const;
+  bool is_no_split(const ModuleNode& m) const;
+
+  std::uint64_t parameter_count() const;  // unique parameters (aliases not counted)
+};
+
+}  // namespace memfit

@@ -1,0 +1,60 @@
+// memfit/tree_builder.h — how architecture files describe a model.
+//
+// Families call module()/param()/buffer() in the same order as the transformers __init__
+// registers submodules, so names and iteration order match the real state dict. Dimensions are
+// validated and numel is computed with overflow checks as tensors are added.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "memfit/tensor_tree.h"
+
+namespace memfit {
+
+class TreeBuilder {
+ public:
+  explicit TreeBuilder(std::string root_class);
+
+  // Opens a child module of the current one; it stays current until the Scope dies.
+  class Scope {
+   public:
+    explicit Scope(TreeBuilder* b) : b_(b) {}
+    Scope(Scope&& o) noexcept : b_(o.b_) { o.b_ = nullptr; }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+    Scope& operator=(Scope&&) = delete;
+    ~Scope() { if (b_) b_->pop(); }
+
+   private:
+    TreeBuilder* b_;
+  };
+  [[nodiscard]] Scope module(std::string_view name, std::string_view class_name);
+
+  // A parameter of the current module. Tensors are float32 unless said otherwise: that is how
+  // accelerate builds the empty model (torch_dtype=float32).
+  void param(std::string_view name, Shape shape, DType dtype = DType::kF32);
+  // A parameter that is the same object as an already added tensor (tied weights): it appears
+  // in the tree under its own name but is counted once, under the first name.
+  void tied_param(std::string_view name, const std::string& target_full_name);
+  void buffer(std::string_view name, Shape shape, DType dtype, bool persistent,
+              BufferEra era = BufferEra::kAlways);
+
+  // Full dotted name of the current module, or of `leaf` inside it.
+  std::string path(std::string_view leaf = {}) const;
+  void set_no_split(std::vector<std::string> classes);
+  TensorTree finish();
+
+ private:
+  void pop();
+  int add_tensor(std::string_view name, Shape shape, DType dtype, TensorKind kind);
+
+  TensorTree tree_;
+  std::vector<int> stack_;  // module indices; back() is current
+  std::unordered_map<std::string, int> tensor_index_;
+  std::unordered_map<std::string, int> module_index_;
+};
+
+}  // namespace memfit

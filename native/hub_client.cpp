@@ -1,0 +1,254 @@
+#include "hub_client.h"
+
+#include <curl/curl.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "exit_codes.h"
+
+namespace memfit::hub {
+namespace fs = std::filesystem;
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return s.substr(i);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// scheme://host[:port] of a URL ("" when it has none).
+std::string origin_of(const std::string& url) {
+  const auto scheme = url.find("://");
+  if (scheme == std::string::npos) return {};
+  const auto end = url.find('/', scheme + 3);
+  return lower(url.substr(0, end));
+}
+
+std::size_t write_body(char* data, std::size_t size, std::size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+std::size_t write_header(char* data, std::size_t size, std::size_t n, void* user) {
+  std::string line(data, size * n);
+  auto* headers = static_cast<std::map<std::string, std::string>*>(user);
+  if (line.rfind("HTTP/", 0) == 0) headers->clear();  // a new response (e.g. 100 Continue)
+  const auto colon = line.find(':');
+  if (colon != std::string::npos)
+    (*headers)[lower(line.substr(0, colon))] = trim(line.substr(colon + 1));
+  return size * n;
+}
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+std::string cache_key(const std::string& url) {
+  std::string out;
+  for (char c : url) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
+  return out;
+}
+
+}  // namespace
+
+int HubError::exit_code() const {
+  switch (kind) {
+    case HubErrorKind::kGated: return cli::kExitGated;
+    case HubErrorKind::kRepoNotFound: return cli::kExitRepoNotFound;
+    case HubErrorKind::kEntryNotFound:
+    case HubErrorKind::kRevisionNotFound: return cli::kExitEntryNotFound;
+    case HubErrorKind::kNetwork:
+    case HubErrorKind::kHttp: return cli::kExitNetwork;
+  }
+  return cli::kExitNetwork;
+}
+
+HubOptions HubOptions::from_environment() {
+  HubOptions o;
+  o.endpoint = env("HF_ENDPOINT");
+  if (o.endpoint.empty()) o.endpoint = "https://huggingface.co";
+  while (!o.endpoint.empty() && o.endpoint.back() == '/') o.endpoint.pop_back();
+  o.token = env("HF_TOKEN");
+  if (o.token.empty()) o.token = env("HUGGING_FACE_HUB_TOKEN");
+  const std::string home = env("HOME");
+  if (o.token.empty()) {
+    std::string path = env("HF_TOKEN_PATH");
+    if (path.empty() && !env("HF_HOME").empty()) path = env("HF_HOME") + "/token";
+    if (path.empty() && !home.empty()) path = home + "/.cache/huggingface/token";
+    std::ifstream in(path);
+    if (in) {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      o.token = trim(ss.str());
+    }
+  }
+  o.cache_dir = env("MEMFIT_CACHE");
+  if (o.cache_dir.empty() && !home.empty()) o.cache_dir = home + "/.cache/memfit";
+  const std::string off = env("HF_HUB_OFFLINE");
+  o.offline = off == "1" || lower(off) == "true";
+  return o;
+}
+
+bool looks_like_repo_id(const std::string& s) {
+  static const std::regex re(R"(^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$)");
+  return s.size() <= 200 && std::regex_match(s, re) && s.find("..") == std::string::npos;
+}
+
+HubClient::HubClient(HubOptions options) : options_(std::move(options)) {
+  global_init();
+  hub_host_ = origin_of(options_.endpoint);
+}
+
+HttpResponse HubClient::get(const std::string& start_url, const std::string& range) {
+  HttpResponse r;
+  std::string url = start_url;
+  for (int hop = 0; hop < 10; ++hop) {
+    CURL* curl = curl_easy_init();
+    if (!curl) throw HubError{HubErrorKind::kNetwork, "could not initialise libcurl"};
+    r.body.clear();
+    r.headers.clear();
+    struct curl_slist* headers = nullptr;
+    headers = curl_slist_append(headers, "User-Agent: memfit/0.1");
+    // The token goes to the Hub's own origin only — never to a redirect target elsewhere.
+    if (!options_.token.empty() && origin_of(url) == hub_host_)
+      headers = curl_slist_append(headers, ("Authorization: Bearer " + options_.token).c_str());
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &write_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r.headers);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, options_.timeout_s);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (!range.empty()) curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
+    const CURLcode rc = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+    if (rc != CURLE_OK)
+      throw HubError{HubErrorKind::kNetwork,
+                     fmt::format("cannot reach {}: {}", origin_of(url), curl_easy_strerror(rc))};
+    r.url = url;
+    if (r.status < 300 || r.status >= 400 || !r.headers.count("location")) return r;
+    const std::string& loc = r.headers["location"];
+    if (loc.rfind("http://", 0) == 0 || loc.rfind("https://", 0) == 0) url = loc;
+    else if (!loc.empty() && loc[0] == '/') url = origin_of(url) + loc;
+    else url = url.substr(0, url.rfind('/') + 1) + loc;
+  }
+  throw HubError{HubErrorKind::kNetwork, fmt::format("too many redirects for {}", start_url)};
+}
+
+void HubClient::raise_for(const HttpResponse& r, const std::string& what, const std::string& repo) {
+  auto code_it = r.headers.find("x-error-code");
+  const std::string code = code_it == r.headers.end() ? "" : code_it->second;
+  if (code == "GatedRepo" || (r.status == 403 && code.empty()))
+    throw HubError{HubErrorKind::kGated,
+                   fmt::format("{}: access to model `{}` is restricted (gated repo, HTTP {}). "
+                               "Accept its conditions on the Hub and pass a token with access "
+                               "(--token, HF_TOKEN or `huggingface-cli login`)",
+                               what, repo, r.status)};
+  if (code == "RepoNotFound" || (r.status == 401 && code.empty()) ||
+      (r.status == 404 && code.empty() && what.find("api/models") != std::string::npos))
+    throw HubError{HubErrorKind::kRepoNotFound,
+                   fmt::format("model `{}` does not exist on {} (HTTP {}). If it is private, "
+                               "pass a token with access (--token or HF_TOKEN)",
+                               repo, options_.endpoint, r.status)};
+  if (code == "RevisionNotFound")
+    throw HubError{HubErrorKind::kRevisionNotFound,
+                   fmt::format("model `{}` has no revision `{}` (HTTP {})", repo,
+                               options_.revision, r.status)};
+  if (code == "EntryNotFound" || r.status == 404)
+    throw HubError{HubErrorKind::kEntryNotFound,
+                   fmt::format("{}: model `{}` has no such file at revision `{}` (HTTP {})", what,
+                               repo, options_.revision, r.status)};
+  throw HubError{HubErrorKind::kHttp,
+                 fmt::format("{}: unexpected HTTP {} from {}", what, r.status, origin_of(r.url))};
+}
+
+std::string HubClient::cached_get(const std::string& url, const std::string& what,
+                                  const std::string& repo) {
+  const fs::path cache = options_.cache_dir.empty()
+                             ? fs::path()
+                             : fs::path(options_.cache_dir) / cache_key(url);
+  auto read_cache = [&]() -> std::optional<std::string> {
+    if (cache.empty()) return std::nullopt;
+    std::ifstream in(cache, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  if (options_.offline) {
+    if (auto hit = read_cache()) return *hit;
+    throw HubError{HubErrorKind::kNetwork,
+                   fmt::format("{}: HF_HUB_OFFLINE is set and {} is not in the cache ({})", what,
+                               url, options_.cache_dir)};
+  }
+  HttpResponse r;
+  try {
+    r = get(url);
+  } catch (const HubError& e) {
+    if (auto hit = read_cache()) return *hit;  // offline fallback: the last good copy
+    throw;
+  }
+  if (r.status != 200) raise_for(r, what, repo);
+  if (!cache.empty()) {
+    // Write to a temp file then rename, so a crash never leaves a half-written cache entry.
+    std::error_code ec;
+    fs::create_directories(cache.parent_path(), ec);
+    const fs::path tmp = cache.string() + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << r.body;
+    }
+    fs::rename(tmp, cache, ec);
+    if (ec) fs::remove(tmp, ec);
+  }
+  return r.body;
+}
+
+std::string HubClient::fetch_file(const std::string& repo, const std::string& file) {
+  const std::string url =
+      fmt::format("{}/{}/resolve/{}/{}", options_.endpoint, repo, options_.revision, file);
+  return cached_get(url, fmt::format("fetching {} of `{}`", file, repo), repo);
+}
+
+std::string HubClient::fetch_model_info(const std::string& repo) {
+  std::string url = fmt::format("{}/api/models/{}", options_.endpoint, repo);
+  if (options_.revision != "main") url += "/revision/" + options_.revision;
+  return cached_get(url, fmt::format("fetching api/models/{}", repo), repo);
+}
+
+std::string HubClient::fetch_range(const std::string& repo, const std::string& file,
+                                   std::uint64_t first, std::uint64_t last) {
+  const std::string url =
+      fmt::format("{}/{}/resolve/{}/{}", options_.endpoint, repo, options_.revision, file);
+  HttpResponse r = get(url, fmt::format("{}-{}", first, last));
+  if (r.status != 206 && r.status != 200) raise_for(r, "reading " + file, repo);
+  if (r.status == 200 && r.body.size() > last) r.body = r.body.substr(first, last - first + 1);
+  return r.body;
+}
+
+}  // namespace memfit::hub

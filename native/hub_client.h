@@ -1,0 +1,67 @@
+// native/hub_client.h — the few Hugging Face Hub calls memfit needs, over libcurl.
+//
+// Redirects are followed by hand so the token is only ever sent to the Hub's own host (a CDN
+// or a mirror on another host never sees it). Responses that succeed are cached under
+// ~/.cache/memfit and used when the network is unavailable or HF_HUB_OFFLINE=1.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace memfit::hub {
+
+enum class HubErrorKind { kGated, kRepoNotFound, kEntryNotFound, kRevisionNotFound, kNetwork, kHttp };
+
+struct HubError {
+  HubErrorKind kind;
+  std::string message;
+  int exit_code() const;
+};
+
+struct HubOptions {
+  std::string endpoint;   // default: $HF_ENDPOINT or https://huggingface.co
+  std::string token;      // default: --token, $HF_TOKEN, ~/.cache/huggingface/token
+  std::string revision = "main";
+  std::string cache_dir;  // default: $MEMFIT_CACHE or ~/.cache/memfit; "" disables
+  bool offline = false;   // $HF_HUB_OFFLINE=1: only the cache
+  long timeout_s = 30;
+  static HubOptions from_environment();
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string url;                             // after redirects
+};
+
+class HubClient {
+ public:
+  explicit HubClient(HubOptions options);
+
+  // GET {endpoint}/{repo}/resolve/{revision}/{file}; throws HubError.
+  std::string fetch_file(const std::string& repo, const std::string& file);
+  // GET {endpoint}/api/models/{repo}[/revision/{revision}]; throws HubError.
+  std::string fetch_model_info(const std::string& repo);
+  // A ranged GET (bytes=first-last) of a repo file; throws HubError.
+  std::string fetch_range(const std::string& repo, const std::string& file, std::uint64_t first,
+                          std::uint64_t last);
+
+  const HubOptions& options() const { return options_; }
+
+ private:
+  HttpResponse get(const std::string& url, const std::string& range = {});
+  std::string cached_get(const std::string& url, const std::string& what,
+                         const std::string& repo);
+  [[noreturn]] void raise_for(const HttpResponse& r, const std::string& what,
+                              const std::string& repo);
+
+  HubOptions options_;
+  std::string hub_host_;
+};
+
+// True when `s` looks like a Hub repo id ("org/name" or "name").
+bool looks_like_repo_id(const std::string& s);
+
+}  // namespace memfit::hub

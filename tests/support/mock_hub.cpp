@@ -1,0 +1,132 @@
+#include "support/mock_hub.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+namespace memfit::test {
+
+struct Model {
+  std::string library_name;
+  std::string token;  // non-empty: gated
+  std::map<std::string, std::string> files;
+};
+
+struct MockHub::Impl {
+  httplib::Server server;
+  std::thread thread;
+  mutable std::mutex mu;
+  std::map<std::string, Model> models;
+  std::map<std::string, std::string> redirects;
+  std::map<std::string, std::pair<int, std::string>> raw;
+  std::vector<SeenRequest> seen;
+
+  void handle(const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen.push_back({req.path, req.get_header_value("Authorization"), req.get_header_value("Range")});
+    if (auto it = raw.find(req.path); it != raw.end()) {
+      res.status = it->second.first;
+      res.set_content(it->second.second, "application/json");
+      return;
+    }
+    if (auto it = redirects.find(req.path); it != redirects.end()) {
+      res.status = 302;
+      res.set_header("Location", it->second);
+      return;
+    }
+    std::string repo, file;
+    bool api = false;
+    const std::string api_prefix = "/api/models/";
+    if (req.path.rfind(api_prefix, 0) == 0) {
+      api = true;
+      repo = req.path.substr(api_prefix.size());
+    } else {
+      const auto pos = req.path.find("/resolve/");
+      if (pos == std::string::npos) return not_found(res, "RepoNotFound");
+      repo = req.path.substr(1, pos - 1);
+      const std::string rest = req.path.substr(pos + 9);  // revision/file
+      const auto slash = rest.find('/');
+      if (slash == std::string::npos) return not_found(res, "EntryNotFound");
+      if (rest.substr(0, slash) != "main") return not_found(res, "RevisionNotFound");
+      file = rest.substr(slash + 1);
+    }
+    auto m = models.find(repo);
+    if (m == models.end()) {
+      res.status = 401;  // what the Hub answers an anonymous request for a missing repo
+      res.set_header("X-Error-Code", "RepoNotFound");
+      res.set_content(R"({"error":"Repository not found"})", "application/json");
+      return;
+    }
+    if (!m->second.token.empty() &&
+        req.get_header_value("Authorization") != "Bearer " + m->second.token) {
+      res.status = 403;
+      res.set_header("X-Error-Code", "GatedRepo");
+      res.set_content(R"({"error":"Access to model is restricted"})", "application/json");
+      return;
+    }
+    if (api) {
+      std::string body = "{\"id\":\"" + repo + "\"";
+      if (!m->second.library_name.empty())
+        body += ",\"library_name\":\"" + m->second.library_name + "\"";
+      body += "}";
+      res.set_content(body, "application/json");
+      return;
+    }
+    auto f = m->second.files.find(file);
+    if (f == m->second.files.end()) return not_found(res, "EntryNotFound");
+    res.set_content(f->second, "application/octet-stream");  // httplib serves Range itself
+  }
+
+  static void not_found(httplib::Response& res, const char* code) {
+    res.status = 404;
+    res.set_header("X-Error-Code", code);
+    res.set_content(R"({"error":"not found"})", "application/json");
+  }
+};
+
+MockHub::MockHub() : impl_(std::make_unique<Impl>()) {
+  impl_->server.Get(".*", [this](const httplib::Request& q, httplib::Response& r) {
+    impl_->handle(q, r);
+  });
+  port_ = impl_->server.bind_to_any_port("127.0.0.1");
+  impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
+  while (!impl_->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+MockHub::~MockHub() {
+  impl_->server.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+std::string MockHub::endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+void MockHub::add_model(const std::string& repo, const std::string& library_name,
+                        std::map<std::string, std::string> files) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->models[repo] = Model{library_name, "", std::move(files)};
+}
+
+void MockHub::add_gated_model(const std::string& repo, const std::string& token,
+                              const std::string& library_name,
+                              std::map<std::string, std::string> files) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->models[repo] = Model{library_name, token, std::move(files)};
+}
+
+void MockHub::add_redirect(const std::string& path, const std::string& location) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->redirects[path] = location;
+}
+
+void MockHub::add_raw(const std::string& path, int status, const std::string& body) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->raw[path] = {status, body};
+}
+
+std::vector<SeenRequest> MockHub::requests() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->seen;
+}
+
+}  // namespace memfit::test

@@ -1,0 +1,52 @@
+// tests/support/mock_hub.h — a local stand-in for the Hugging Face Hub on 127.0.0.1.
+//
+// Started by the test itself on a free port (cpp-httplib). It serves what a test registers:
+// model infos, files (with Range support), and the Hub's error responses (gated, not found,
+// entry not found), and records the requests it saw (to check e.g. that tokens stay home).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace memfit::test {
+
+struct SeenRequest {
+  std::string path;
+  std::string authorization;
+  std::string range;
+};
+
+class MockHub {
+ public:
+  MockHub();
+  ~MockHub();
+  MockHub(const MockHub&) = delete;
+  MockHub& operator=(const MockHub&) = delete;
+
+  std::string endpoint() const;  // http://127.0.0.1:PORT
+  int port() const { return port_; }
+
+  // A public model: /api/models/{repo} answers {"id", "library_name"?}; files as given.
+  void add_model(const std::string& repo, const std::string& library_name,
+                 std::map<std::string, std::string> files);
+  // A gated model: every request answers 403 with X-Error-Code: GatedRepo unless the
+  // Authorization header is "Bearer <token>".
+  void add_gated_model(const std::string& repo, const std::string& token,
+                       const std::string& library_name, std::map<std::string, std::string> files);
+  // A redirect: /{repo}/resolve/main/{file} → `location` (absolute or relative).
+  void add_redirect(const std::string& path, const std::string& location);
+  // Any raw route: exact path → (status, body).
+  void add_raw(const std::string& path, int status, const std::string& body);
+
+  std::vector<SeenRequest> requests() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace memfit::test

@@ -1,0 +1,21 @@
+// tests/support/run_process.h — run the memfit binary and capture its output and exit code.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace memfit::test {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs MEMFIT_CLI_PATH with args; `env` entries are added to (or override) the environment.
+// HOME is pointed at a fresh temporary folder unless `env` sets it, so no user cache/token leaks in.
+ProcessResult run_memfit(const std::vector<std::string>& args,
+                         const std::map<std::string, std::string>& env = {});
+
+}  // namespace memfit::test
