@@ -1,0 +1,22 @@
+// STUB — to be replaced by the real family description.
+#include <fmt/format.h>
+
+#include "common.h"
+#include "families.h"
+
+namespace memfit::arch {
+namespace {
+
+TensorTree build(const BuildRequest& r) {
+  throw Error(ErrorCode::kUnknownModelType,
+              fmt::format("{}: the bert family is not implemented yet", r.config.where()));
+}
+
+}  // namespace
+
+const Family& bert_family() {
+  static const Family f{"transformers", {"bert"}, {{"BertModel", "AutoModel"}}, &build};
+  return f;
+}
+
+}  // namespace memfit::arch
