@@ -1,0 +1,96 @@
+// Config reading: aliases, defaults, and one clear error per kind of bad input.
+#include <doctest/doctest.h>
+
+#include "memfit/config.h"
+#include "memfit/error.h"
+#include "memfit/estimate.h"
+
+using namespace memfit;
+
+namespace {
+
+Error error_of(const std::string& config_text) {
+  EstimateRequest req;
+  req.config_text = config_text;
+  req.name = "test";
+  auto r = estimate(req);
+  REQUIRE_FALSE(r.ok());
+  return r.error();
+}
+
+}  // namespace
+
+TEST_CASE("aliases are read in order and null counts as absent") {
+  Config c(Json::parse(R"({"n_embd": 64, "hidden_size": null, "d": 3})"), "config.json");
+  CHECK(c.dim({"hidden_size", "n_embd"}) == 64);
+  CHECK(c.dim_or({"missing"}, 7) == 7);
+  CHECK(c.dim({"d"}) == 3);
+  CHECK(c.dim_or({"x"}, 1) == 1);
+  Config f(Json::parse(R"({"h": 4096.0})"), "config.json");
+  CHECK(f.dim({"h"}) == 4096);  // an integral float is an integer
+}
+
+TEST_CASE("malformed JSON names the file and the position") {
+  const Error e = error_of(R"({"model_type": "gpt2", )");
+  CHECK(e.code() == ErrorCode::kInvalidJson);
+  CHECK(e.message().find("config.json: not valid JSON (at byte") == 0);
+  CHECK(error_of("[1, 2]").code() == ErrorCode::kInvalidJson);
+  CHECK(error_of("").code() == ErrorCode::kMissingKey);  // empty: no model_type to go on
+}
+
+TEST_CASE("missing, wrong-typed, zero, negative and huge values are errors that name the key") {
+  Config c(Json::parse(R"({"a": "x", "z": 0, "n": -3, "big": 1e30, "f": 1.5, "hbig": 2199023255553})"),
+           "config.json");
+  auto code_and_message = [](auto fn) -> std::pair<ErrorCode, std::string> {
+    try {
+      fn();
+    } catch (const Error& e) {
+      return {e.code(), e.message()};
+    }
+    return {ErrorCode::kInternal, "no error"};
+  };
+  auto [c1, m1] = code_and_message([&] { (void)c.dim({"hidden_size", "n_embd"}); });
+  CHECK(c1 == ErrorCode::kMissingKey);
+  CHECK(m1 == "config.json: missing required key 'hidden_size' (also accepted: 'n_embd')");
+  auto [c2, m2] = code_and_message([&] { (void)c.dim({"a"}); });
+  CHECK(c2 == ErrorCode::kWrongType);
+  CHECK(m2 == "config.json: key 'a' must be an integer, got string \"x\"");
+  auto [c3, m3] = code_and_message([&] { (void)c.dim({"z"}); });
+  CHECK(c3 == ErrorCode::kInvalidValue);
+  CHECK(m3 == "config.json: key 'z' must be >= 1, got 0");
+  CHECK(code_and_message([&] { (void)c.count({"n"}); }).first == ErrorCode::kInvalidValue);
+  CHECK(code_and_message([&] { (void)c.dim({"big"}); }).first == ErrorCode::kInvalidValue);
+  CHECK(code_and_message([&] { (void)c.dim({"f"}); }).first == ErrorCode::kWrongType);
+  CHECK(code_and_message([&] { (void)c.dim({"hbig"}); }).first == ErrorCode::kInvalidValue);
+  CHECK(code_and_message([&] { (void)c.flag_or({"a"}, false); }).first == ErrorCode::kWrongType);
+}
+
+TEST_CASE("bad model configs fail cleanly through estimate()") {
+  CHECK(error_of(R"({"model_type": "gpt2", "n_embd": 0})").code() == ErrorCode::kInvalidValue);
+  CHECK(error_of(R"({"model_type": "gpt2", "n_embd": -1})").code() == ErrorCode::kInvalidValue);
+  CHECK(error_of(R"({"model_type": "gpt2", "n_embd": "768"})").code() == ErrorCode::kWrongType);
+  CHECK(error_of(R"({"model_type": "gpt2", "n_embd": 64, "n_head": 5})").code() ==
+        ErrorCode::kInvalidValue);  // 64 is not divisible by 5
+  // Dimensions that are each allowed but whose product overflows: an error, never a wrap.
+  const Error huge = error_of(
+      R"({"model_type": "gpt2", "vocab_size": 1099511627776, "n_embd": 1099511627776, "n_head": 1, "n_layer": 1})");
+  CHECK(huge.code() == ErrorCode::kOverflow);
+  const Error unknown = error_of(R"({"model_type": "no-such-model"})");
+  CHECK(unknown.code() == ErrorCode::kUnknownModelType);
+  CHECK(unknown.message().find("model_type 'no-such-model' is not supported; supported: ") == 0);
+  CHECK(unknown.message().find("llama") != std::string::npos);
+  CHECK(error_of(R"({"model_type": 7})").code() == ErrorCode::kWrongType);
+}
+
+TEST_CASE("unknown dtype and library are argument errors") {
+  EstimateRequest req;
+  req.config_text = R"({"model_type": "gpt2"})";
+  req.dtypes = {"float12"};
+  CHECK(estimate(req).error().code() == ErrorCode::kInvalidArgument);
+  req.dtypes = {"bfloat16"};
+  req.mode = Mode::kAccelerate;  // accelerate only knows float32 float16 int8 int4
+  CHECK(estimate(req).error().code() == ErrorCode::kInvalidArgument);
+  req.dtypes = {};
+  req.library = "diffusers";
+  CHECK(estimate(req).error().code() == ErrorCode::kUnsupportedLibrary);
+}

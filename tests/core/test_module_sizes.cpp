@@ -1,0 +1,99 @@
+// compute_module_sizes and the largest layer on hand-sized trees (expected values by hand,
+// following accelerate's compute_module_sizes / get_max_layer_size).
+#include <doctest/doctest.h>
+
+#include "memfit/largest_layer.h"
+#include "memfit/module_sizes.h"
+#include "memfit/nn_layers.h"
+#include "memfit/tree_builder.h"
+
+using namespace memfit;
+
+namespace {
+
+// root: linear1 (Linear 3→4: 12+4 floats), block (Block: direct param `scale` [10], children
+// sub1 (Linear 2→2: 6 floats), sub2 (Linear 2→5: 15 floats)), a root buffer `mask` bool [16],
+// and head tied to linear1.weight.
+TensorTree hand_tree() {
+  TreeBuilder b("Net");
+  nn::linear(b, "linear1", 3, 4);
+  {
+    auto s = b.module("block", "Block");
+    b.param("scale", {10});
+    nn::linear(b, "sub1", 2, 2);
+    nn::linear(b, "sub2", 2, 5);
+  }
+  nn::tied_linear(b, "head", "linear1.weight");
+  b.buffer("mask", {16}, DType::kBool, false);
+  return b.finish();
+}
+
+}  // namespace
+
+TEST_CASE("module sizes add every tensor to every prefix; tied weights once; bool at 1/8 byte") {
+  const TensorTree t = hand_tree();
+  const ModuleSizes s = compute_module_sizes(t, SizeOptions{});
+  CHECK(bits_to_bytes(s.at("linear1")) == 64);        // 16 floats
+  CHECK(bits_to_bytes(s.at("block")) == 40 + 24 + 60);
+  CHECK(bits_to_bytes(s.at("block.sub2.weight")) == 40);
+  CHECK(s.at("head") == 0);                           // tied: counted under linear1
+  CHECK(bits_to_bytes(s.at("mask")) == 2);            // 16 bools at 1/8 byte
+  CHECK(bits_to_bytes(s.total()) == 64 + 124 + 2);
+  CHECK(s.python_float.count("") == 1);
+  CHECK(s.python_float.count("block") == 0);
+  CHECK(t.parameter_count() == 16 + 10 + 6 + 15);
+  SizeOptions storage;
+  storage.bool_as_bit = false;
+  CHECK(bits_to_bytes(compute_module_sizes(t, storage).at("mask")) == 16);
+  SizeOptions half;
+  half.dtype = DType::kF16;
+  const ModuleSizes h = compute_module_sizes(t, half);
+  CHECK(bits_to_bytes(h.at("linear1")) == 32);
+  CHECK(bits_to_bytes(h.at("mask")) == 2);  // non-floating tensors keep their size
+}
+
+TEST_CASE("largest layer: accelerate skips direct params of split modules, memfit does not") {
+  TreeBuilder b("Net");
+  {
+    auto s = b.module("block", "Block");
+    b.param("big", {100});  // 400 bytes, direct parameter of a module with children
+    nn::linear(b, "sub", 2, 2);
+  }
+  nn::linear(b, "other", 5, 10);  // 60 floats = 240 bytes
+  const TensorTree t = b.finish();
+  const ModuleSizes s = compute_module_sizes(t, SizeOptions{});
+  const LargestLayer acc = largest_layer(t, s, LayerRule::kAccelerate);
+  CHECK(bits_to_bytes(acc.bits) == 240);
+  CHECK(acc.names == std::vector<std::string>{"other"});
+  const LargestLayer full = largest_layer(t, s, LayerRule::kComplete);
+  CHECK(bits_to_bytes(full.bits) == 400);
+  CHECK(full.names == std::vector<std::string>{"block.big"});
+}
+
+TEST_CASE("no-split modules are layers as a whole; ties list every layer of that size") {
+  TreeBuilder b("Net");
+  {
+    auto l = b.module("layers", "ModuleList");
+    for (int i = 0; i < 3; ++i) {
+      auto blk = b.module(std::to_string(i), "Block");
+      nn::linear(b, "a", 4, 4);
+      nn::linear(b, "b", 4, 4);
+    }
+  }
+  nn::embedding(b, "emb", 10, 4);  // 40 floats = 160 bytes
+  b.set_no_split({"Block"});
+  const TensorTree t = b.finish();
+  const ModuleSizes s = compute_module_sizes(t, SizeOptions{});
+  const LargestLayer l = largest_layer(t, s, LayerRule::kAccelerate);
+  CHECK(bits_to_bytes(l.bits) == 160);  // a block is 2 × 20 floats = 160 bytes too
+  CHECK(l.names == std::vector<std::string>{"layers.0", "layers.1", "layers.2", "emb"});
+}
+
+TEST_CASE("named_parameters order is torch's pre-order") {
+  const TensorTree t = hand_tree();
+  std::vector<std::string> names;
+  for (int i : t.named_parameters()) names.push_back(t.tensors[i].name);
+  CHECK(names == std::vector<std::string>{"linear1.weight", "linear1.bias", "block.scale",
+                                          "block.sub1.weight", "block.sub1.bias",
+                                          "block.sub2.weight", "block.sub2.bias"});
+}
