@@ -23,6 +23,34 @@ enum class ErrorCode {
   kUnsupportedLibrary, // library other than transformers/timm
   kInvalidArgument,    // bad API/CLI argument (unknown dtype, …)
   kInternal,
+
+  // safetensors headers (one per failure mode; see core/include/memfit/safetensors.h)
+  kSafetensorsHeaderTooSmall,     // fewer than 8 bytes for the length prefix
+  kSafetensorsHeaderTooLarge,     // length prefix > 100,000,000
+  kSafetensorsHeaderTruncated,    // fewer header bytes than the prefix announces
+  kSafetensorsHeaderStart,        // the header does not start with '{'
+  kSafetensorsInvalidUtf8,        // the header is not valid UTF-8
+  kSafetensorsInvalidJson,        // not JSON, not an object, or nested too deep
+  kSafetensorsDuplicateName,      // a tensor name appears twice
+  kSafetensorsInvalidMetadata,    // __metadata__ is not an object of strings
+  kSafetensorsInvalidEntry,       // a tensor entry lacks dtype/shape/data_offsets or has others
+  kSafetensorsUnknownDtype,       // dtype not in the format's list
+  kSafetensorsInvalidShape,       // a dimension is not a non-negative integer
+  kSafetensorsSizeOverflow,       // numel × bits overflows 64 bits
+  kSafetensorsMisalignedSize,     // numel × bits is not a whole number of bytes (sub-byte types)
+  kSafetensorsInvalidOffsets,     // data_offsets not [begin, end] with begin <= end
+  kSafetensorsSizeMismatch,       // end − begin differs from the tensor's byte size
+  kSafetensorsHole,               // sorted by offset, a gap before a tensor (or first not at 0)
+  kSafetensorsOverlap,            // sorted by offset, a tensor starts before the previous ends
+  kSafetensorsFileSizeMismatch,   // 8 + header + data differs from the file size
+
+  // sharded checkpoint indexes (model.safetensors.index.json, pytorch_model.bin.index.json)
+  kIndexInvalid,                  // not the index format (weight_map missing or wrong types)
+  kIndexDuplicateName,            // a tensor listed twice in weight_map
+  kIndexInvalidShardName,         // a shard file name that escapes the folder
+  kIndexTensorNotInShard,         // weight_map names a tensor its shard does not hold
+  kIndexTensorNotListed,          // a shard holds a tensor weight_map does not list
+  kIndexTotalSizeMismatch,        // metadata.total_size differs from the sum of tensor bytes
 };
 
 std::string_view error_code_name(ErrorCode code);
