@@ -46,9 +46,73 @@ struct Built {
   TensorTree tree;
   std::string library, model_type;
   std::vector<std::string> notes;
+  bool from_checkpoint = false;
+  std::optional<TreeComparison> comparison;
+  std::uint64_t parameters = 0;
 };
 
+Built build_from_config(const EstimateRequest& req);
+
+std::string names_preview(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > 3) out += fmt::format(" (+{} more)", names.size() - 3);
+  return out;
+}
+
+// memfit's exact path: the tensors the checkpoint holds, at their stored dtypes; the config (if
+// it can be built) lends class names for no-split semantics and is compared name by name.
+Built build_from_checkpoint(const EstimateRequest& req) {
+  Built out;
+  out.from_checkpoint = true;
+  out.tree = tree_from_checkpoint(req.checkpoint);
+  std::optional<Config> config;
+  if (!req.config_text.empty()) {
+    config.emplace(Config::parse(req.config_text, "config.json"), "config.json");
+    try {
+      Built cfg = build_from_config(req);
+      out.library = cfg.library;
+      out.model_type = cfg.model_type;
+      adopt_classes(out.tree, cfg.tree);
+      out.tree.modules.front().class_name = cfg.tree.class_name();
+      std::optional<DType> stored;
+      if (auto td = config->string_opt({"torch_dtype"})) stored = dtype_from_name(*td);
+      TreeComparison cmp = compare_trees(cfg.tree, req.checkpoint, stored);
+      if (!cmp.missing.empty())
+        out.notes.push_back(fmt::format("{} tensors the config implies are not in the checkpoint: {}",
+                                        cmp.missing.size(), names_preview(cmp.missing)));
+      if (!cmp.unexpected.empty())
+        out.notes.push_back(fmt::format("{} checkpoint tensors the config does not imply: {}",
+                                        cmp.unexpected.size(), names_preview(cmp.unexpected)));
+      if (!cmp.shape_mismatches.empty())
+        out.notes.push_back(fmt::format("{} tensors differ in shape from the config, e.g. {}",
+                                        cmp.shape_mismatches.size(),
+                                        cmp.shape_mismatches.front().name));
+      out.comparison = std::move(cmp);
+    } catch (const Error& e) {
+      out.notes.push_back("the config could not be used (" + e.message() +
+                          "); repeated blocks of the checkpoint are the no-split units");
+    }
+  } else {
+    out.notes.push_back("no config: repeated blocks of the checkpoint are the no-split units");
+  }
+  if (out.library.empty()) out.library = req.library.empty() ? "transformers" : req.library;
+  out.parameters = checkpoint_parameter_count(req.checkpoint, config ? &*config : nullptr);
+  return out;
+}
+
 Built build(const EstimateRequest& req) {
+  const bool use_checkpoint = !req.checkpoint.empty() && req.mode == Mode::kMemfit &&
+                              req.source != EstimateRequest::Source::kConfig;
+  if (req.source == EstimateRequest::Source::kCheckpoint && req.checkpoint.empty())
+    throw Error(ErrorCode::kInvalidArgument, "--source checkpoint: no safetensors checkpoint found");
+  if (use_checkpoint) return build_from_checkpoint(req);
+  Built b = build_from_config(req);
+  b.parameters = b.tree.parameter_count();
+  return b;
+}
+
+Built build_from_config(const EstimateRequest& req) {
   Json json = req.config_text.empty() ? Json::object()
                                       : Config::parse(req.config_text, "config.json");
   Built out;
@@ -126,13 +190,13 @@ void accelerate_rows(const std::vector<std::string>& dtypes, const ModuleSizes& 
 
 // memfit: each dtype sized on its own; training is the real mixed-precision sum.
 void memfit_rows(const TensorTree& tree, const std::vector<std::string>& dtypes,
-                 Report& report) {
-  const double params = static_cast<double>(tree.parameter_count());
+                 double params, Report& report) {
   for (const auto& d : dtypes) {
     SizeOptions opt;
     opt.include_legacy_buffers = false;
     opt.bool_as_bit = false;
     opt.dtype = row_dtype(d);
+    opt.cast_floats = true;
     const ModuleSizes sizes = compute_module_sizes(tree, opt);
     const LargestLayer largest = largest_layer(tree, sizes, LayerRule::kComplete);
     ReportRow row;
@@ -181,8 +245,15 @@ Result<Report> estimate(const EstimateRequest& req) {
     report.model_type = b.model_type;
     report.model_class = b.tree.class_name();
     report.mode = req.mode;
-    report.parameters = b.tree.parameter_count();
+    report.parameters = b.parameters;
     report.notes = std::move(b.notes);
+    report.comparison = std::move(b.comparison);
+    if (b.from_checkpoint) {
+      report.source = "checkpoint";
+      SizeOptions stored;
+      stored.bool_as_bit = false;
+      report.stored_bytes = bits_to_bytes(compute_module_sizes(b.tree, stored).total());
+    }
 
     SizeOptions f32;
     f32.include_legacy_buffers = compat;
@@ -210,7 +281,7 @@ Result<Report> estimate(const EstimateRequest& req) {
     if (compat) {
       accelerate_rows(dtypes, sizes, largest, report);
     } else {
-      memfit_rows(b.tree, dtypes, report);
+      memfit_rows(b.tree, dtypes, static_cast<double>(report.parameters), report);
       if (legacy_count > 0)
         report.notes.push_back(fmt::format(
             "{} buffers that only transformers 4.40 allocates (rotary caches, causal masks; {}) "

@@ -13,6 +13,23 @@ nlohmann::json number(double v) {
 
 }  // namespace
 
+nlohmann::ordered_json comparison_to_json(const TreeComparison& c) {
+  nlohmann::ordered_json j;
+  j["matches"] = c.matches();
+  j["missing"] = c.missing;
+  j["unexpected"] = c.unexpected;
+  j["shape_mismatches"] = nlohmann::ordered_json::array();
+  for (const auto& m : c.shape_mismatches)
+    j["shape_mismatches"].push_back({{"name", m.name}, {"expected", m.expected}, {"got", m.got}});
+  j["dtype_differences"] = nlohmann::ordered_json::array();
+  for (const auto& d : c.dtype_differences)
+    j["dtype_differences"].push_back({{"name", d.name},
+                                      {"expected", std::string(safetensors_name(d.expected))},
+                                      {"got", std::string(safetensors_name(d.got))}});
+  if (!c.prefix_note.empty()) j["prefix_note"] = c.prefix_note;
+  return j;
+}
+
 nlohmann::ordered_json report_to_json(const Report& r) {
   nlohmann::ordered_json out;
   out["name"] = r.name;
@@ -20,6 +37,8 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   out["model_type"] = r.model_type;
   out["model_class"] = r.model_class;
   out["mode"] = mode_name(r.mode);
+  out["source"] = r.source;
+  if (r.source == "checkpoint") out["stored_bytes"] = number(r.stored_bytes);
   out["parameters"] = r.parameters;
   out["buffers_bytes"] = number(r.buffers_bytes);
   out["rows"] = nlohmann::ordered_json::array();
@@ -44,6 +63,7 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   for (const auto& [k, v] : r.module_sizes) sizes[k] = number(v);
   out["module_sizes"] = std::move(sizes);
   out["notes"] = r.notes;
+  if (r.comparison) out["comparison"] = comparison_to_json(*r.comparison);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "memfit/checkpoint_tree.h"
 #include "memfit/error.h"
 #include "memfit/tensor_tree.h"
 
@@ -23,6 +24,9 @@ struct EstimateRequest {
   Mode mode = Mode::kMemfit;
   std::vector<std::string> dtypes;  // empty: the mode's default list
   std::string class_override;       // --class
+  // Tensors of the checkpoint's safetensors headers, when known: memfit's exact path.
+  std::vector<CheckpointTensor> checkpoint;
+  enum class Source { kAuto, kConfig, kCheckpoint } source = Source::kAuto;
 };
 
 struct TrainingPart {
@@ -51,6 +55,9 @@ struct Report {
   std::vector<std::string> largest_layer_names;
   std::vector<std::pair<std::string, double>> module_sizes;  // float32 bytes, first-seen order
   std::vector<std::string> notes;  // what the mode did that a user should know
+  std::string source = "config";   // "config" or "checkpoint"
+  double stored_bytes = 0;         // checkpoint source: bytes of the tensors as stored
+  std::optional<TreeComparison> comparison;  // config vs checkpoint, when both are known
 };
 
 // The tree that would be estimated (class selection included).

@@ -28,6 +28,9 @@ struct SizeOptions {
   // When set, floating tensors are counted at min(their size, this dtype's size); integer and
   // bool tensors keep their own size (what accelerate does with `dtype=`).
   std::optional<DType> dtype;
+  // With `dtype`: count floating tensors at exactly that dtype (a load with torch_dtype casts
+  // both ways) instead of accelerate's min(). Used for checkpoints stored in half precision.
+  bool cast_floats = false;
 };
 
 struct ModuleSizes {
