@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include "checkpoint_reader.h"
 #include "exit_codes.h"
 #include "memfit/convert_bytes.h"
 #include "memfit/estimate.h"
@@ -22,6 +25,8 @@ std::string with_commas(std::uint64_t n) {
 void print_memfit_details(const Report& r) {
   fmt::print("model class: {} ({} {}), {} parameters, buffers {}\n", r.model_class, r.library,
              r.model_type, with_commas(r.parameters), convert_bytes(r.buffers_bytes));
+  if (r.source == "checkpoint")
+    fmt::print("source: safetensors headers (exact), {} stored\n", convert_bytes(r.stored_bytes));
   std::string names;
   for (std::size_t i = 0; i < r.largest_layer_names.size() && i < 4; ++i)
     names += (i ? ", " : "") + r.largest_layer_names[i];
@@ -38,6 +43,14 @@ void print_memfit_details(const Report& r) {
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
 }
 
+bool is_checkpoint_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".safetensors" ||
+         (path.size() >= 11 && path.compare(path.size() - 11, 11, ".index.json") == 0);
+}
+
 }  // namespace
 
 int run_estimate(const EstimateArgs& args) {
@@ -45,8 +58,32 @@ int run_estimate(const EstimateArgs& args) {
     if (!args.compat.empty() && args.compat != "accelerate")
       throw CliError{kExitUsage, fmt::format("--compat: unknown value '{}' (only 'accelerate')",
                                              args.compat)};
+    if (args.source != "auto" && args.source != "config" && args.source != "checkpoint")
+      throw CliError{kExitUsage, fmt::format("--source: unknown value '{}' (auto, config, checkpoint)",
+                                             args.source)};
     hub::HubClient client(hub::HubOptions::from_environment());
-    const ModelSource src = resolve_model(args.model, {args.library, args.name}, &client);
+    const bool want_checkpoint = args.source != "config" && args.compat.empty();
+    std::optional<Checkpoint> checkpoint;
+    ModelSource src;
+    if (is_checkpoint_file(args.model)) {
+      // A .safetensors file or an index: the checkpoint, and a config.json beside it if any.
+      checkpoint = read_local_checkpoint(args.model);
+      src.name = args.name.empty() ? args.model : args.name;
+      src.library = args.library;
+      src.origin = "file";
+      const auto beside = std::filesystem::path(args.model).parent_path() / "config.json";
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(beside, ec)) src.config_text = read_file(beside.string());
+    } else {
+      src = resolve_model(args.model, {args.library, args.name}, &client);
+      if (want_checkpoint && src.origin == "directory" && has_local_checkpoint(args.model))
+        checkpoint = read_local_checkpoint(args.model);
+      if (want_checkpoint && src.origin == "hub" && (args.exact || args.source == "checkpoint"))
+        checkpoint = read_hub_checkpoint(client, args.model);
+    }
+    if (args.source == "checkpoint" && !checkpoint)
+      throw CliError{kExitFile, fmt::format("{}: --source checkpoint, but no safetensors weights "
+                                            "were found (a Hub id needs --exact)", args.model)};
     EstimateRequest req;
     req.config_text = src.config_text;
     req.name = src.name;
@@ -54,6 +91,11 @@ int run_estimate(const EstimateArgs& args) {
     req.mode = args.compat == "accelerate" ? Mode::kAccelerate : Mode::kMemfit;
     req.dtypes = args.dtypes;
     req.class_override = args.class_name;
+    if (checkpoint) {
+      req.checkpoint = checkpoint->tensors();
+      req.source = EstimateRequest::Source::kCheckpoint;
+      for (const auto& w : checkpoint->warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
+    }
     const Result<Report> report = estimate(req);
     if (!report) {
       const Error& e = report.error();

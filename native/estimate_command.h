@@ -13,6 +13,8 @@ struct EstimateArgs {
   std::vector<std::string> dtypes;
   std::string compat;       // "" or "accelerate"
   std::string class_name;   // --class
+  std::string source = "auto";  // auto | config | checkpoint
+  bool exact = false;            // read safetensors headers from the Hub (HTTP Range)
   bool json = false;
 };
 

@@ -17,6 +17,7 @@ enum ExitCode : int {
   kExitNoLibrary = 8,        // no library_name metadata on the Hub: pass --library_name
   kExitNetwork = 9,          // DNS/connect/TLS/timeout, or an unexpected HTTP status
   kExitFile = 10,            // a local file cannot be read
+  kExitMismatch = 11,        // `memfit validate`: the checkpoint does not match the config
 };
 
 inline int exit_code_for(ErrorCode code) {
@@ -31,6 +32,7 @@ inline int exit_code_for(ErrorCode code) {
     case ErrorCode::kUnsupportedLibrary: return kExitUnsupported;
     case ErrorCode::kInvalidArgument: return kExitUsage;
     case ErrorCode::kInternal: return kExitInternal;
+    default: return kExitInvalidInput;  // safetensors and index format errors
   }
   return kExitInternal;
 }

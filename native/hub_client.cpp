@@ -62,6 +62,19 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// "bytes 0-99/12345" or "bytes */12345" → 12345.
+std::optional<std::uint64_t> parse_total(const std::string& content_range) {
+  const auto slash = content_range.rfind('/');
+  if (slash == std::string::npos || slash + 1 >= content_range.size() ||
+      content_range[slash + 1] == '*')
+    return std::nullopt;
+  try {
+    return std::stoull(content_range.substr(slash + 1));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 std::string cache_key(const std::string& url) {
   std::string out;
   for (char c : url) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
@@ -241,14 +254,29 @@ std::string HubClient::fetch_model_info(const std::string& repo) {
   return cached_get(url, fmt::format("fetching api/models/{}", repo), repo);
 }
 
-std::string HubClient::fetch_range(const std::string& repo, const std::string& file,
-                                   std::uint64_t first, std::uint64_t last) {
+HubClient::Range HubClient::fetch_range(const std::string& repo, const std::string& file,
+                                        std::uint64_t first, std::uint64_t last) {
   const std::string url =
       fmt::format("{}/{}/resolve/{}/{}", options_.endpoint, repo, options_.revision, file);
   HttpResponse r = get(url, fmt::format("{}-{}", first, last));
+  Range out;
+  if (r.status == 416) {  // asked past the end: the file is shorter than `first`
+    out.total = parse_total(r.headers["content-range"]);
+    return out;
+  }
   if (r.status != 206 && r.status != 200) raise_for(r, "reading " + file, repo);
-  if (r.status == 200 && r.body.size() > last) r.body = r.body.substr(first, last - first + 1);
-  return r.body;
+  if (r.status == 200) {  // the server ignored Range: it sent the whole file
+    out.total = r.body.size();
+    out.body = first < r.body.size() ? r.body.substr(first, last - first + 1) : std::string();
+    return out;
+  }
+  out.total = parse_total(r.headers["content-range"]);
+  out.body = std::move(r.body);
+  if (out.body.size() > last - first + 1)
+    throw HubError{HubErrorKind::kHttp,
+                   fmt::format("reading {}: asked for {} bytes, the server sent {}", file,
+                               last - first + 1, out.body.size())};
+  return out;
 }
 
 }  // namespace memfit::hub

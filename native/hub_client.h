@@ -5,6 +5,7 @@
 // ~/.cache/memfit and used when the network is unavailable or HF_HUB_OFFLINE=1.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,9 +45,14 @@ class HubClient {
   std::string fetch_file(const std::string& repo, const std::string& file);
   // GET {endpoint}/api/models/{repo}[/revision/{revision}]; throws HubError.
   std::string fetch_model_info(const std::string& repo);
-  // A ranged GET (bytes=first-last) of a repo file; throws HubError.
-  std::string fetch_range(const std::string& repo, const std::string& file, std::uint64_t first,
-                          std::uint64_t last);
+  // A ranged GET (bytes=first-last) of a repo file; throws HubError. The body may be shorter
+  // than asked when the file ends first; `total` is the file size from Content-Range.
+  struct Range {
+    std::string body;
+    std::optional<std::uint64_t> total;
+  };
+  Range fetch_range(const std::string& repo, const std::string& file, std::uint64_t first,
+                    std::uint64_t last);
 
   const HubOptions& options() const { return options_; }
 

@@ -1,0 +1,136 @@
+#include "inspect_command.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint_reader.h"
+#include "exit_codes.h"
+#include "memfit/convert_bytes.h"
+#include "memfit/estimate.h"
+#include "memfit/report_json.h"
+#include "model_source.h"
+
+namespace memfit::cli {
+namespace {
+
+// A local path is read from disk; anything else that looks like a repo id from the Hub.
+Checkpoint load_checkpoint(const std::string& target) {
+  std::error_code ec;
+  if (std::filesystem::exists(target, ec)) return read_local_checkpoint(target);
+  if (!hub::looks_like_repo_id(target))
+    throw CliError{kExitFile, fmt::format("{}: no such file or folder, and not a Hub model id", target)};
+  hub::HubClient client(hub::HubOptions::from_environment());
+  return read_hub_checkpoint(client, target);
+}
+
+std::string shape_text(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+void print_text(const Checkpoint& ck) {
+  std::uint64_t total = 0, count = 0;
+  for (const auto& [file, h] : ck.files) {
+    fmt::print("{}: {} tensors, header {} bytes, data {} bytes\n", file, h.tensors.size(),
+               h.header_size, h.data_size);
+    for (const auto& [k, v] : h.metadata) fmt::print("  metadata {} = {}\n", k, v);
+    for (const auto& t : h.tensors) {
+      fmt::print("  {:<60} {:<8} {:<20} {:>12} @ {}\n", t.name, safetensors_name(t.dtype),
+                 shape_text(t.shape), t.nbytes(), t.begin);
+      total += t.nbytes();
+      ++count;
+    }
+  }
+  fmt::print("{} tensors in {} file(s), {} ({} bytes)\n", count, ck.files.size(),
+             convert_bytes(static_cast<double>(total)), total);
+}
+
+nlohmann::ordered_json to_json(const Checkpoint& ck) {
+  nlohmann::ordered_json out;
+  out["tensors"] = nlohmann::ordered_json::array();
+  nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const auto& [file, h] : ck.files) {
+    for (const auto& [k, v] : h.metadata) metadata[k] = v;
+    files.push_back({{"name", file}, {"header_size", h.header_size}, {"data_size", h.data_size},
+                     {"tensors", h.tensors.size()}});
+    for (const auto& t : h.tensors)
+      out["tensors"].push_back({{"name", t.name},
+                                {"dtype", std::string(safetensors_name(t.dtype))},
+                                {"shape", t.shape},
+                                {"data_offsets", {t.begin, t.end}},
+                                {"bytes", t.nbytes()},
+                                {"file", file}});
+  }
+  out["metadata"] = metadata;
+  out["files"] = files;
+  if (ck.index) {
+    out["index"] = {{"name", ck.index_name}, {"shards", ck.index->shards}};
+    if (ck.index->total_size) out["index"]["total_size"] = *ck.index->total_size;
+  }
+  return out;
+}
+
+int fail(const CliError& e) {
+  fmt::print(stderr, "memfit: error: {}\n", e.message);
+  return e.exit_code;
+}
+
+}  // namespace
+
+int run_inspect(const InspectArgs& args) {
+  try {
+    const Checkpoint ck = load_checkpoint(args.target);
+    for (const auto& w : ck.warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
+    if (args.json) fmt::print("{}\n", to_json(ck).dump(2));
+    else print_text(ck);
+    return kExitOk;
+  } catch (const CliError& e) {
+    return fail(e);
+  }
+}
+
+int run_validate(const ValidateArgs& args) {
+  try {
+    hub::HubClient client(hub::HubOptions::from_environment());
+    const ModelSource src = resolve_model(args.config, {"", ""}, &client);
+    const Checkpoint ck = load_checkpoint(args.checkpoint);
+    EstimateRequest req;
+    req.config_text = src.config_text;
+    req.name = src.name;
+    req.library = src.library;
+    req.class_override = args.class_name;
+    const Result<TensorTree> tree = build_tree(req);
+    if (!tree) throw CliError{exit_code_for(tree.error().code()), tree.error().message()};
+    std::optional<DType> stored;
+    const Json cfg = Config::parse(src.config_text, "config.json");
+    if (auto it = cfg.find("torch_dtype"); it != cfg.end() && it->is_string())
+      stored = dtype_from_name(it->get<std::string>());
+    const TreeComparison c = compare_trees(*tree, ck.tensors(), stored);
+    if (args.json) {
+      auto j = comparison_to_json(c);
+      j["model_class"] = tree->class_name();
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      fmt::print("{} vs {} ({}):\n", args.config, args.checkpoint, tree->class_name());
+      if (!c.prefix_note.empty()) fmt::print("  note: {}\n", c.prefix_note);
+      for (const auto& n : c.missing) fmt::print("  missing:    {}\n", n);
+      for (const auto& n : c.unexpected) fmt::print("  unexpected: {}\n", n);
+      for (const auto& m : c.shape_mismatches)
+        fmt::print("  shape:      {} is {} in the checkpoint; the config implies {}\n", m.name,
+                   shape_text(m.got), shape_text(m.expected));
+      for (const auto& d : c.dtype_differences)
+        fmt::print("  dtype:      {} is {} (expected {}; loading casts it)\n", d.name,
+                   safetensors_name(d.got), safetensors_name(d.expected));
+      fmt::print("{}: {} missing, {} unexpected, {} shape mismatches, {} dtype differences\n",
+                 c.matches() ? "OK" : "MISMATCH", c.missing.size(), c.unexpected.size(),
+                 c.shape_mismatches.size(), c.dtype_differences.size());
+    }
+    return c.matches() ? kExitOk : kExitMismatch;
+  } catch (const CliError& e) {
+    return fail(e);
+  } catch (const Error& e) {
+    return fail(CliError{exit_code_for(e.code()), e.message()});
+  }
+}
+
+}  // namespace memfit::cli

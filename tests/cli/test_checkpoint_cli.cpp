@@ -1,0 +1,143 @@
+// Exact sizes from safetensors headers: local files/folders, the Hub over HTTP Range,
+// `memfit inspect`, `memfit validate`, and hostile files.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "support/mock_hub.h"
+#include "support/reference.h"
+#include "support/run_process.h"
+
+using memfit::test::MockHub;
+using memfit::test::run_memfit;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string golden(const std::string& rel) { return *memfit::test::reference_dir() + "/golden/" + rel; }
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/memfit-ck-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+void write(const std::string& path, const std::string& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+}
+
+std::string le64(std::uint64_t n) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("inspect --json lists every tensor of a sharded folder") {
+  if (!memfit::test::reference_dir()) return memfit::test::skip_loudly("inspect golden shards");
+  auto r = run_memfit({"inspect", golden("tiny-llama/sharded"), "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["tensors"].size() == 39);
+  CHECK(j["metadata"]["format"] == "pt");
+  CHECK(j["index"]["total_size"] == 1251584);  // from the index, checked against the shards
+  bool found = false;
+  for (const auto& t : j["tensors"])
+    if (t["name"] == "lm_head.weight") {
+      found = true;
+      CHECK(t["dtype"] == "F32");
+      CHECK(t["shape"] == nlohmann::json::array({1000, 64}));
+      CHECK(t["file"] == "model-00003-of-00003.safetensors");  // golden README: shard 3
+    }
+  CHECK(found);
+}
+
+TEST_CASE("estimate a folder: safetensors headers by default, the config when asked") {
+  if (!memfit::test::reference_dir()) return memfit::test::skip_loudly("estimate golden folder");
+  auto exact = run_memfit({"estimate", golden("tiny-llama/fp16"), "--json", "--dtypes", "float16"});
+  REQUIRE_MESSAGE(exact.exit_code == 0, exact.err);
+  auto j = nlohmann::json::parse(exact.out);
+  CHECK(j["source"] == "checkpoint");
+  CHECK(j["stored_bytes"] == 1251584 / 2);
+  CHECK(j["comparison"]["matches"] == true);
+  auto cfg = run_memfit({"estimate", golden("tiny-llama/fp16"), "--json", "--source", "config"});
+  REQUIRE(cfg.exit_code == 0);
+  CHECK(nlohmann::json::parse(cfg.out)["source"] == "config");
+  auto file = run_memfit({"estimate", golden("tiny-gpt2/model.safetensors"), "--json"});
+  REQUIRE_MESSAGE(file.exit_code == 0, file.err);
+  CHECK(nlohmann::json::parse(file.out)["stored_bytes"] == 1089024);
+}
+
+TEST_CASE("validate: exit 0 on a match, 11 and names on a mismatch") {
+  if (!memfit::test::reference_dir()) return memfit::test::skip_loudly("validate golden");
+  CHECK(run_memfit({"validate", golden("tiny-llama/config.json"), golden("tiny-llama/sharded")})
+            .exit_code == 0);
+  auto bad = run_memfit({"validate", golden("tiny-gpt2/config.json"), golden("tiny-llama/model.safetensors")});
+  CHECK(bad.exit_code == 11);
+  CHECK(bad.out.find("missing:    transformer.wte.weight") != std::string::npos);
+  CHECK(bad.out.find("unexpected: model.norm.weight") != std::string::npos);
+}
+
+TEST_CASE("hostile and broken checkpoints: one clear line, a non-zero exit, no crash") {
+  const std::string dir = temp_dir();
+  write(dir + "/huge.safetensors", le64(std::uint64_t{1} << 63) + "{}");
+  write(dir + "/spaces.safetensors", le64(64) + std::string(64, ' '));
+  write(dir + "/short.safetensors", le64(1000) + "{\"a\":");
+  write(dir + "/trailing.safetensors",
+        le64(56) + R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}     )" + "\x01\x02\x03\x04XX");
+  for (const char* f : {"huge", "spaces", "short", "trailing"}) {
+    auto r = run_memfit({"inspect", dir + "/" + f + ".safetensors"});
+    INFO(f << ": " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.rfind("memfit: error: " + dir + "/" + f + ".safetensors: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  // A sharded index whose shard is missing, or that names a file outside the folder.
+  fs::create_directory(dir + "/sharded");
+  write(dir + "/sharded/model.safetensors.index.json",
+        R"({"metadata":{"total_size":4},"weight_map":{"a":"model-00001-of-00002.safetensors"}})");
+  auto missing = run_memfit({"inspect", dir + "/sharded"});
+  CHECK(missing.exit_code == 10);
+  CHECK(missing.err.find("model-00001-of-00002.safetensors") != std::string::npos);
+  write(dir + "/sharded/model.safetensors.index.json", R"({"weight_map":{"a":"../../etc/passwd"}})");
+  auto escape = run_memfit({"inspect", dir + "/sharded"});
+  CHECK(escape.exit_code == 3);
+  CHECK(escape.err.find("not a file inside the checkpoint folder") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Hub --exact: headers by HTTP Range, sharded, token kept home on redirects") {
+  if (!memfit::test::reference_dir()) return memfit::test::skip_loudly("Hub exact golden");
+  MockHub hub, cdn;
+  const std::string dir = golden("tiny-llama/sharded");
+  std::map<std::string, std::string> files{
+      {"config.json", memfit::test::read_text(dir + "/config.json")},
+      {"model.safetensors.index.json", memfit::test::read_text(dir + "/model.safetensors.index.json")}};
+  hub.add_gated_model("org/tiny-llama", "tok", "transformers", files);
+  std::map<std::string, std::string> shards;
+  for (const char* s : {"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
+                        "model-00003-of-00003.safetensors"}) {
+    shards[s] = memfit::test::read_text(dir + "/" + s);
+    hub.add_redirect(std::string("/org/tiny-llama/resolve/main/") + s,
+                     cdn.endpoint() + "/org/tiny-llama/resolve/main/" + s);
+  }
+  cdn.add_model("org/tiny-llama", "transformers", shards);
+  auto r = run_memfit({"estimate", "org/tiny-llama", "--exact", "--json", "--dtypes", "float32"},
+                      {{"HF_ENDPOINT", hub.endpoint()}, {"HF_TOKEN", "tok"}});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["source"] == "checkpoint");
+  CHECK(j["stored_bytes"] == 1251584);
+  CHECK(j["comparison"]["matches"] == true);
+  const auto seen = cdn.requests();
+  REQUIRE(seen.size() == 3);  // one ranged request per shard: the 64 KiB range holds each header
+  for (const auto& s : seen) {
+    CHECK(s.authorization.empty());
+    CHECK(s.range == "bytes=0-65535");
+  }
+}
