@@ -36,10 +36,12 @@ std::int64_t head_dim(const Config& c, std::int64_t hidden, std::int64_t heads) 
 }
 
 std::int64_t num_labels(const Config& c) {
-  if (c.has("num_labels")) return c.dim({"num_labels"});
+  // PretrainedConfig: id2label, when present, defines the labels; num_labels only builds a
+  // default id2label.
   auto it = c.json().find("id2label");
   if (it != c.json().end() && it->is_object() && !it->empty())
     return static_cast<std::int64_t>(it->size());
+  if (c.has("num_labels")) return c.dim({"num_labels"});
   return 2;
 }
 

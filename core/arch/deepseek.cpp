@@ -1,21 +1,181 @@
-// STUB — to be replaced by the real family description.
+// DeepSeek — remote code (trust_remote_code): modeling_deepseek.py of the Hub repos
+// deepseek-ai/deepseek-moe-16b-base (model_type "deepseek": DeepseekModel, DeepseekForCausalLM),
+// deepseek-ai/DeepSeek-V2-Lite ("deepseek_v2": DeepseekV2*) and deepseek-ai/DeepSeek-V3
+// ("deepseek_v3": DeepseekV3*). Their config.json auto_map sends AutoModel and
+// AutoModelForCausalLM to these classes.
+//
+// Layout (all three): model.embed_tokens, model.layers.N {self_attn, mlp, input_layernorm,
+// post_attention_layernorm}, model.norm, lm_head. Layer N's mlp is the MoE block when
+//   n_routed_experts is not None and N >= first_k_dense_replace and N % moe_layer_freq == 0
+// else the dense <P>MLP(intermediate_size). The MoE block registers, in order:
+//   experts.M = <P>MLP(moe_intermediate_size) (gate_proj, up_proj, down_proj),
+//   gate = MoEGate {weight [n_routed_experts, hidden] (+ e_score_correction_bias
+//          [n_routed_experts] when topk_method == "noaux_tc", V3)},
+//   shared_experts = <P>MLP(moe_intermediate_size * n_shared_experts) if n_shared_experts.
+// Attention: V1 is Llama's (q/k/v/o, bias=attention_bias). V2/V3 use MLA:
+//   q_proj [heads*q_head_dim, hidden] if q_lora_rank is null, else q_a_proj [q_lora_rank, hidden]
+//   (bias=attention_bias), q_a_layernorm, q_b_proj [heads*q_head_dim, q_lora_rank];
+//   kv_a_proj_with_mqa [kv_lora_rank + qk_rope_head_dim, hidden] (bias=attention_bias),
+//   kv_a_layernorm [kv_lora_rank], kv_b_proj [heads*(qk_nope_head_dim + v_head_dim), kv_lora_rank],
+//   o_proj [hidden, heads*v_head_dim] (bias=attention_bias); q_head_dim = nope + rope.
+// Every attention owns a rotary_emb with inv_freq and cos_cached/sin_cached
+// [max_position_embeddings, rope_dim] (V2/V3: rope_dim = qk_rope_head_dim; yarn re-registers the
+// same three). Remote code allocates them under any transformers version: BufferEra::kAlways,
+// and no model-level rotary. The HF file builds num_hidden_layers layers: V3's multi-token
+// prediction layer (num_nextn_predict_layers) is not part of the model.
+//
+// The family is one for the three model_types, so the version comes from model_type and the
+// requested class only chooses the role (Model / ForCausalLM / ForSequenceClassification).
 #include <fmt/format.h>
 
-#include "common.h"
 #include "families.h"
+#include "llama_like.h"
 
 namespace memfit::arch {
 namespace {
 
+enum class Version { kV1, kV2, kV3 };
+
+struct Moe {
+  bool present = false;  // n_routed_experts is not None
+  std::int64_t routed = 0, shared = 0, inter = 0, first_dense = 0, freq = 1;
+  bool score_bias = false;
+};
+
+std::string_view role_of(std::string_view cls) {
+  for (std::string_view role : {"ForCausalLM", "ForSequenceClassification", "Model"})
+    if (cls.size() >= role.size() && cls.substr(cls.size() - role.size()) == role) return role;
+  return {};
+}
+
+std::string rope_class(const Config& c, std::string_view prefix) {
+  const std::string type = rope_scaling_type(c);
+  if (type == "linear") return fmt::format("{}LinearScalingRotaryEmbedding", prefix);
+  if (type == "dynamic") return fmt::format("{}DynamicNTKScalingRotaryEmbedding", prefix);
+  if (type == "yarn") return fmt::format("{}YarnRotaryEmbedding", prefix);
+  return fmt::format("{}RotaryEmbedding", prefix);
+}
+
 TensorTree build(const BuildRequest& r) {
-  throw Error(ErrorCode::kUnknownModelType,
-              fmt::format("{}: the deepseek family is not implemented yet", r.config.where()));
+  const Config& c = r.config;
+  const std::string model_type = c.string_or({"model_type"}, "deepseek");
+  const Version v = model_type == "deepseek_v3"   ? Version::kV3
+                    : model_type == "deepseek_v2" ? Version::kV2
+                                                  : Version::kV1;
+  const std::string prefix =
+      v == Version::kV3 ? "DeepseekV3" : v == Version::kV2 ? "DeepseekV2" : "Deepseek";
+  const std::string_view role = role_of(r.class_name);
+  if (role.empty())
+    throw Error(ErrorCode::kUnknownClass,
+                fmt::format("{}: class '{}' is not a DeepSeek class", c.where(), r.class_name));
+  const std::string class_name = prefix + std::string(role);
+
+  // Configuration-class defaults (configuration_deepseek.py of each repo).
+  // MLA (V2/V3) has no hidden / heads head_dim: the placeholder skips that divisibility check.
+  const std::int64_t head_dim_default = v == Version::kV1 ? 0 : 128;
+  DecoderDims d =
+      v == Version::kV3
+          ? read_decoder_dims(c, {129280, 7168, 18432, 61, 128, 128, 4096, false, head_dim_default})
+          : read_decoder_dims(c, {102400, 4096, 11008, 30, 32, 32, 2048, false, head_dim_default});
+  const bool attn_bias = c.flag_or({"attention_bias"}, false);
+  d.q_bias = d.k_bias = d.v_bias = d.o_bias = attn_bias;
+
+  Moe moe;
+  // V1/V2 default n_routed_experts to None (dense model); V3 to 256 experts, 1 shared.
+  const bool routed_default = v == Version::kV3;
+  moe.present = c.has("n_routed_experts") ||
+                (routed_default && !c.json().contains("n_routed_experts"));
+  moe.routed = c.count_or({"n_routed_experts"}, 256);
+  const bool shared_default = v == Version::kV3;
+  moe.shared = c.has("n_shared_experts") ||
+                       (shared_default && !c.json().contains("n_shared_experts"))
+                   ? c.count_or({"n_shared_experts"}, 1)
+                   : 0;
+  moe.inter = c.dim_or({"moe_intermediate_size"}, v == Version::kV3 ? 2048 : 1407);
+  moe.first_dense = c.count_or({"first_k_dense_replace"}, v == Version::kV3 ? 3 : 0);
+  moe.freq = c.dim_or({"moe_layer_freq"}, 1);
+  moe.score_bias =
+      v != Version::kV1 &&
+      c.string_or({"topk_method"}, v == Version::kV3 ? "noaux_tc" : "gready") == "noaux_tc";
+
+  LlamaLikeSpec s;
+  s.prefix = prefix;
+  s.norm_class = prefix + "RMSNorm";
+  s.rope = LegacyRope::kPlain;
+  s.rope_class = rope_class(c, prefix);
+  s.rope_era = BufferEra::kAlways;
+  s.current_rotary = false;
+
+  LayerFn attention;
+  if (v != Version::kV1) {
+    const auto q_lora_it = c.json().find("q_lora_rank");
+    const bool has_q_lora = q_lora_it == c.json().end() || !q_lora_it->is_null();  // default 1536
+    const std::int64_t q_lora = has_q_lora ? c.dim_or({"q_lora_rank"}, 1536) : 0;
+    const std::int64_t kv_lora = c.dim_or({"kv_lora_rank"}, 512);
+    const std::int64_t rope = c.dim_or({"qk_rope_head_dim"}, 64);
+    const std::int64_t nope = c.dim_or({"qk_nope_head_dim"}, 128);
+    const std::int64_t v_head = c.dim_or({"v_head_dim"}, 128);
+    d.rope_dim = rope;
+    attention = [&d, &s, prefix, q_lora, kv_lora, rope, nope, v_head, attn_bias](
+                    TreeBuilder& b, std::int64_t) {
+      auto attn = b.module("self_attn", prefix + "Attention");
+      const std::int64_t q_head = nope + rope;
+      if (q_lora == 0) {
+        nn::linear(b, "q_proj", d.hidden, d.heads * q_head, false);
+      } else {
+        nn::linear(b, "q_a_proj", d.hidden, q_lora, attn_bias);
+        nn::rms_norm(b, "q_a_layernorm", q_lora, prefix + "RMSNorm");
+        nn::linear(b, "q_b_proj", q_lora, d.heads * q_head, false);
+      }
+      nn::linear(b, "kv_a_proj_with_mqa", d.hidden, kv_lora + rope, attn_bias);
+      nn::rms_norm(b, "kv_a_layernorm", kv_lora, prefix + "RMSNorm");
+      nn::linear(b, "kv_b_proj", kv_lora, d.heads * (nope + v_head), false);
+      nn::linear(b, "o_proj", d.heads * v_head, d.hidden, attn_bias);
+      layer_rotary(b, s, rope, d.positions);
+    };
+  }
+
+  const auto mlp = [&d, &moe, prefix](TreeBuilder& b, std::int64_t layer) {
+    const bool sparse = moe.present && layer >= moe.first_dense && layer % moe.freq == 0;
+    if (!sparse) {
+      gated_mlp(b, "mlp", prefix + "MLP", d.hidden, d.inter);
+      return;
+    }
+    auto block = b.module("mlp", prefix + "MoE");
+    {
+      auto list = b.module("experts", "ModuleList");
+      for (std::int64_t e = 0; e < moe.routed; ++e)
+        gated_mlp(b, std::to_string(e), prefix + "MLP", d.hidden, moe.inter);
+    }
+    {
+      auto gate = b.module("gate", "MoEGate");
+      b.param("weight", {moe.routed, d.hidden});
+      if (moe.score_bias) b.param("e_score_correction_bias", {moe.routed});
+    }
+    if (moe.shared > 0)
+      gated_mlp(b, "shared_experts", prefix + "MLP", d.hidden, moe.inter * moe.shared);
+  };
+  return build_decoder(c, class_name, s, d, mlp, attention);
 }
 
 }  // namespace
 
 const Family& deepseek_family() {
-  static const Family f{"transformers", {"deepseek", "deepseek_v2", "deepseek_v3"}, {{"DeepseekModel", "AutoModel"}}, &build};
+  // One family for three model_types: classes[0] (the AutoModel class) and the first
+  // AutoModelForCausalLM entry are mapped to the config's own version by build().
+  static const Family f{
+      "transformers",
+      {"deepseek", "deepseek_v2", "deepseek_v3"},
+      {{"DeepseekModel", "AutoModel"},
+       {"DeepseekForCausalLM", "AutoModelForCausalLM"},
+       {"DeepseekForSequenceClassification", "AutoModelForSequenceClassification"},
+       {"DeepseekV2Model", "AutoModel"},
+       {"DeepseekV2ForCausalLM", "AutoModelForCausalLM"},
+       {"DeepseekV2ForSequenceClassification", "AutoModelForSequenceClassification"},
+       {"DeepseekV3Model", "AutoModel"},
+       {"DeepseekV3ForCausalLM", "AutoModelForCausalLM"},
+       {"DeepseekV3ForSequenceClassification", "AutoModelForSequenceClassification"}},
+      &build};
   return f;
 }
 

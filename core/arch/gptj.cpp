@@ -1,21 +1,101 @@
-// STUB — to be replaced by the real family description.
-#include <fmt/format.h>
-
+// GPT-J (transformers models/gptj/modeling_gptj.py, 4.40): GPTJModel, GPTJForCausalLM,
+// GPTJForSequenceClassification, GPTJForQuestionAnswering.
+//
+// 4.40's GPTJAttention registers a bool causal mask `bias` [1, 1, P, P] and a float32 scalar
+// `masked_bias` (both non-persistent, gone from current transformers); its sinusoidal
+// `embed_positions` [P, rotary_dim or n_embd] is a plain attribute there (not counted), while
+// current transformers registers it as a non-persistent buffer after out_proj (kCurrentOnly).
+// The LM head has a bias and is not tied (GPTJConfig.tie_word_embeddings defaults to False).
 #include "common.h"
+#include "dec_common.h"
 #include "families.h"
 
 namespace memfit::arch {
 namespace {
 
+struct GptjDims {
+  std::int64_t vocab, positions, hidden, layers, heads, inner, pos_embd_dim;
+  bool tie;
+};
+
+GptjDims read_dims(const Config& c) {
+  GptjDims d{};
+  d.vocab = c.dim_or({"vocab_size"}, 50400);
+  d.positions = c.dim_or({"n_positions", "max_position_embeddings"}, 2048);
+  d.hidden = c.dim_or({"n_embd", "hidden_size"}, 4096);
+  d.layers = c.count_or({"n_layer", "num_hidden_layers"}, 28);
+  d.heads = c.dim_or({"n_head", "num_attention_heads"}, 16);
+  d.inner = c.dim_or({"n_inner"}, 4 * d.hidden);
+  // rotary_dim: 64 by default; null means rotary over the whole embedding.
+  const bool rotary_null = c.json().contains("rotary_dim") && c.json()["rotary_dim"].is_null();
+  d.pos_embd_dim = rotary_null ? d.hidden : c.dim_or({"rotary_dim"}, 64);
+  d.tie = c.flag_or({"tie_word_embeddings"}, false);
+  require_divisible(c, d.hidden, "n_embd", d.heads, "n_head");
+  return d;
+}
+
+void attention(TreeBuilder& b, const GptjDims& d) {
+  auto s = b.module("attn", "GPTJAttention");
+  b.buffer("bias", {1, 1, d.positions, d.positions}, DType::kBool, false,
+           BufferEra::kLegacyOnly);
+  b.buffer("masked_bias", {}, DType::kF32, false, BufferEra::kLegacyOnly);
+  nn::linear(b, "k_proj", d.hidden, d.hidden, false);
+  nn::linear(b, "v_proj", d.hidden, d.hidden, false);
+  nn::linear(b, "q_proj", d.hidden, d.hidden, false);
+  nn::linear(b, "out_proj", d.hidden, d.hidden, false);
+  b.buffer("embed_positions", {d.positions, d.pos_embd_dim}, DType::kF32, false,
+           BufferEra::kCurrentOnly);
+}
+
+void model(TreeBuilder& b, const GptjDims& d) {
+  nn::embedding(b, "wte", d.vocab, d.hidden);
+  {
+    auto h = b.module("h", "ModuleList");
+    for (std::int64_t i = 0; i < d.layers; ++i) {
+      auto block = b.module(std::to_string(i), "GPTJBlock");
+      nn::layer_norm(b, "ln_1", d.hidden);
+      attention(b, d);
+      auto mlp = b.module("mlp", "GPTJMLP");
+      nn::linear(b, "fc_in", d.hidden, d.inner);
+      nn::linear(b, "fc_out", d.inner, d.hidden);
+    }
+  }
+  nn::layer_norm(b, "ln_f", d.hidden);
+}
+
 TensorTree build(const BuildRequest& r) {
-  throw Error(ErrorCode::kUnknownModelType,
-              fmt::format("{}: the gptj family is not implemented yet", r.config.where()));
+  const GptjDims d = read_dims(r.config);
+  TreeBuilder b{std::string(r.class_name)};
+  b.set_no_split({"GPTJBlock"});
+  if (is_class(r, "GPTJModel")) {
+    model(b, d);
+    return b.finish();
+  }
+  {
+    auto t = b.module("transformer", "GPTJModel");
+    model(b, d);
+  }
+  if (is_class(r, "GPTJForCausalLM")) {
+    if (d.tie) dec::tied_linear_with_bias(b, "lm_head", "transformer.wte.weight", d.vocab);
+    else nn::linear(b, "lm_head", d.hidden, d.vocab, true);
+  } else if (is_class(r, "GPTJForSequenceClassification")) {
+    nn::linear(b, "score", d.hidden, num_labels(r.config), false);
+  } else {  // GPTJForQuestionAnswering: qa_outputs is Linear(hidden, num_labels)
+    nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config), true);
+  }
+  return b.finish();
 }
 
 }  // namespace
 
 const Family& gptj_family() {
-  static const Family f{"transformers", {"gptj"}, {{"GPTJModel", "AutoModel"}}, &build};
+  static const Family f{"transformers",
+                        {"gptj"},
+                        {{"GPTJModel", "AutoModel"},
+                         {"GPTJForCausalLM", "AutoModelForCausalLM"},
+                         {"GPTJForSequenceClassification", "AutoModelForSequenceClassification"},
+                         {"GPTJForQuestionAnswering", "AutoModelForQuestionAnswering"}},
+                        &build};
   return f;
 }
 

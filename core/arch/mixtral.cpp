@@ -1,21 +1,49 @@
-// STUB — to be replaced by the real family description.
-#include <fmt/format.h>
-
-#include "common.h"
+// Mixtral (transformers models/mixtral/modeling_mixtral.py, 4.40): MixtralModel,
+// MixtralForCausalLM, MixtralForSequenceClassification.
+//
+// Each MixtralDecoderLayer: self_attn (Mistral's, cos_cached/sin_cached rotary),
+// block_sparse_moe = MixtralSparseMoeBlock {gate [num_local_experts, hidden], experts.N =
+// MixtralBlockSparseTop2MLP {w1 [ffn, hidden], w2 [hidden, ffn], w3 [ffn, hidden]}}, then the
+// two RMSNorms. (Current transformers fuses the experts into 3-D tensors under other names; the
+// element count is the same, the names here are the checkpoints'.)
 #include "families.h"
+#include "llama_like.h"
 
 namespace memfit::arch {
 namespace {
 
 TensorTree build(const BuildRequest& r) {
-  throw Error(ErrorCode::kUnknownModelType,
-              fmt::format("{}: the mixtral family is not implemented yet", r.config.where()));
+  const Config& c = r.config;
+  const DecoderDims d = read_decoder_dims(c, {32000, 4096, 14336, 32, 32, 8, 4096 * 32, false});
+  const std::int64_t experts = c.count_or({"num_local_experts"}, 8);
+  LlamaLikeSpec s;
+  s.prefix = "Mixtral";
+  s.norm_class = "MixtralRMSNorm";
+  s.rope = LegacyRope::kPlain;
+  s.rope_class = "MixtralRotaryEmbedding";
+  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+    auto moe = b.module("block_sparse_moe", "MixtralSparseMoeBlock");
+    nn::linear(b, "gate", d.hidden, experts, false);
+    auto list = b.module("experts", "ModuleList");
+    for (std::int64_t e = 0; e < experts; ++e) {
+      auto x = b.module(std::to_string(e), "MixtralBlockSparseTop2MLP");
+      nn::linear(b, "w1", d.hidden, d.inter, false);
+      nn::linear(b, "w2", d.inter, d.hidden, false);
+      nn::linear(b, "w3", d.hidden, d.inter, false);
+    }
+  });
 }
 
 }  // namespace
 
 const Family& mixtral_family() {
-  static const Family f{"transformers", {"mixtral"}, {{"MixtralModel", "AutoModel"}}, &build};
+  static const Family f{
+      "transformers",
+      {"mixtral"},
+      {{"MixtralModel", "AutoModel"},
+       {"MixtralForCausalLM", "AutoModelForCausalLM"},
+       {"MixtralForSequenceClassification", "AutoModelForSequenceClassification"}},
+      &build};
   return f;
 }
 

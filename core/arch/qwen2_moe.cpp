@@ -1,21 +1,66 @@
-// STUB — to be replaced by the real family description.
-#include <fmt/format.h>
+// Qwen2-MoE (transformers models/qwen2_moe/modeling_qwen2_moe.py, 4.40): Qwen2MoeModel,
+// Qwen2MoeForCausalLM, Qwen2MoeForSequenceClassification.
+//
+// Qwen2MoeDecoderLayer(layer_idx).mlp is Qwen2MoeSparseMoeBlock when
+//   layer_idx not in mlp_only_layers and num_experts > 0 and (layer_idx + 1) % decoder_sparse_step == 0
+// else Qwen2MoeMLP(intermediate_size). The sparse block registers, in order: gate [num_experts,
+// hidden], experts.N = Qwen2MoeMLP(moe_intermediate_size), shared_expert =
+// Qwen2MoeMLP(shared_expert_intermediate_size), shared_expert_gate [1, hidden]; no biases.
+// Attention as Qwen2 (q/k/v bias); rotary copied from Mistral (cos_cached/sin_cached in 4.40).
+#include <algorithm>
+#include <vector>
 
-#include "common.h"
 #include "families.h"
+#include "llama_like.h"
 
 namespace memfit::arch {
 namespace {
 
 TensorTree build(const BuildRequest& r) {
-  throw Error(ErrorCode::kUnknownModelType,
-              fmt::format("{}: the qwen2_moe family is not implemented yet", r.config.where()));
+  const Config& c = r.config;
+  // Qwen2MoeConfig defaults.
+  DecoderDims d = read_decoder_dims(c, {151936, 2048, 5632, 24, 16, 16, 32768, false});
+  d.q_bias = d.k_bias = d.v_bias = true;
+  const std::int64_t experts = c.count_or({"num_experts"}, 60);
+  const std::int64_t moe_inter = c.dim_or({"moe_intermediate_size"}, 1408);
+  const std::int64_t shared_inter = c.dim_or({"shared_expert_intermediate_size"}, 5632);
+  const std::int64_t sparse_step = c.dim_or({"decoder_sparse_step"}, 1);
+  const std::vector<std::int64_t> mlp_only =
+      c.int_list({"mlp_only_layers"}).value_or(std::vector<std::int64_t>{});
+  LlamaLikeSpec s;
+  s.prefix = "Qwen2Moe";
+  s.norm_class = "Qwen2MoeRMSNorm";
+  s.rope = LegacyRope::kPlain;
+  s.rope_class = "Qwen2MoeRotaryEmbedding";
+  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t layer) {
+    const bool sparse = std::find(mlp_only.begin(), mlp_only.end(), layer) == mlp_only.end() &&
+                        experts > 0 && (layer + 1) % sparse_step == 0;
+    if (!sparse) {
+      gated_mlp(b, "mlp", "Qwen2MoeMLP", d.hidden, d.inter);
+      return;
+    }
+    auto moe = b.module("mlp", "Qwen2MoeSparseMoeBlock");
+    nn::linear(b, "gate", d.hidden, experts, false);
+    {
+      auto list = b.module("experts", "ModuleList");
+      for (std::int64_t e = 0; e < experts; ++e)
+        gated_mlp(b, std::to_string(e), "Qwen2MoeMLP", d.hidden, moe_inter);
+    }
+    gated_mlp(b, "shared_expert", "Qwen2MoeMLP", d.hidden, shared_inter);
+    nn::linear(b, "shared_expert_gate", d.hidden, 1, false);
+  });
 }
 
 }  // namespace
 
 const Family& qwen2_moe_family() {
-  static const Family f{"transformers", {"qwen2_moe"}, {{"Qwen2MoeModel", "AutoModel"}}, &build};
+  static const Family f{
+      "transformers",
+      {"qwen2_moe"},
+      {{"Qwen2MoeModel", "AutoModel"},
+       {"Qwen2MoeForCausalLM", "AutoModelForCausalLM"},
+       {"Qwen2MoeForSequenceClassification", "AutoModelForSequenceClassification"}},
+      &build};
   return f;
 }
 

@@ -1,4 +1,9 @@
-// STUB — to be replaced by the real family description.
+// T5 (transformers models/t5/modeling_t5.py, 4.40): T5Model, T5ForConditionalGeneration,
+// T5EncoderModel.
+//
+// The encoder and decoder T5Stack receive `self.shared` itself as embed_tokens (the same module
+// object), so their embed_tokens.weight is an alias of shared.weight. Only block 0 of each stack
+// owns a relative_attention_bias. No buffers anywhere.
 #include <fmt/format.h>
 
 #include "common.h"
@@ -7,15 +12,130 @@
 namespace memfit::arch {
 namespace {
 
+struct T5Dims {
+  std::int64_t vocab, d_model, d_kv, d_ff, heads, enc_layers, dec_layers, buckets;
+  bool gated;
+  bool tie;
+};
+
+// configuration_t5.py: act_info = feed_forward_proj.split("-"); "gated-<act>" is gated, a bare
+// "<act>" is not, anything else is a ValueError.
+bool parse_gated(const Config& c) {
+  const std::string proj = c.string_or({"feed_forward_proj"}, "relu");
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dash = proj.find('-', start);
+    parts.push_back(proj.substr(start, dash == std::string::npos ? std::string::npos
+                                                                   : dash - start));
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  const bool gated = parts.front() == "gated";
+  if ((parts.size() > 1 && !gated) || parts.size() > 2)
+    throw Error(ErrorCode::kInvalidValue,
+                fmt::format("{}: 'feed_forward_proj' is '{}': expected '<act>' or 'gated-<act>'",
+                            c.where(), proj));
+  return gated;
+}
+
+T5Dims read_dims(const Config& c) {
+  T5Dims d{};
+  d.vocab = c.dim_or({"vocab_size"}, 32128);
+  d.d_model = c.dim_or({"d_model"}, 512);
+  d.d_kv = c.dim_or({"d_kv"}, 64);
+  d.d_ff = c.dim_or({"d_ff"}, 2048);
+  d.heads = c.dim_or({"num_heads"}, 8);
+  d.enc_layers = c.count_or({"num_layers"}, 6);
+  d.dec_layers = c.count_or({"num_decoder_layers"}, d.enc_layers);
+  d.buckets = c.dim_or({"relative_attention_num_buckets"}, 32);
+  d.gated = parse_gated(c);
+  d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  return d;
+}
+
+void attention(TreeBuilder& b, std::string_view name, const T5Dims& d, bool relative_bias) {
+  auto s = b.module(name, "T5Attention");
+  const std::int64_t inner = d.heads * d.d_kv;
+  nn::linear(b, "q", d.d_model, inner, false);
+  nn::linear(b, "k", d.d_model, inner, false);
+  nn::linear(b, "v", d.d_model, inner, false);
+  nn::linear(b, "o", inner, d.d_model, false);
+  if (relative_bias) nn::embedding(b, "relative_attention_bias", d.buckets, d.heads);
+}
+
+void block(TreeBuilder& b, const T5Dims& d, bool decoder, bool first) {
+  auto layers = b.module("layer", "ModuleList");
+  int i = 0;
+  {
+    auto l = b.module(std::to_string(i++), "T5LayerSelfAttention");
+    attention(b, "SelfAttention", d, first);
+    nn::rms_norm(b, "layer_norm", d.d_model, "T5LayerNorm");
+  }
+  if (decoder) {
+    auto l = b.module(std::to_string(i++), "T5LayerCrossAttention");
+    attention(b, "EncDecAttention", d, false);
+    nn::rms_norm(b, "layer_norm", d.d_model, "T5LayerNorm");
+  }
+  auto l = b.module(std::to_string(i), "T5LayerFF");
+  {
+    auto ff = b.module("DenseReluDense", d.gated ? "T5DenseGatedActDense" : "T5DenseActDense");
+    if (d.gated) {
+      nn::linear(b, "wi_0", d.d_model, d.d_ff, false);
+      nn::linear(b, "wi_1", d.d_model, d.d_ff, false);
+    } else {
+      nn::linear(b, "wi", d.d_model, d.d_ff, false);
+    }
+    nn::linear(b, "wo", d.d_ff, d.d_model, false);
+  }
+  nn::rms_norm(b, "layer_norm", d.d_model, "T5LayerNorm");
+}
+
+// A T5Stack whose embed_tokens is the model's `shared` module (`shared_weight` is its full name).
+void stack(TreeBuilder& b, std::string_view name, const T5Dims& d, bool decoder,
+           const std::string& shared_weight) {
+  auto s = b.module(name, "T5Stack");
+  {
+    auto e = b.module("embed_tokens", "Embedding");
+    b.tied_param("weight", shared_weight);
+  }
+  {
+    auto blocks = b.module("block", "ModuleList");
+    const std::int64_t n = decoder ? d.dec_layers : d.enc_layers;
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto blk = b.module(std::to_string(i), "T5Block");
+      block(b, d, decoder, i == 0);
+    }
+  }
+  nn::rms_norm(b, "final_layer_norm", d.d_model, "T5LayerNorm");
+}
+
 TensorTree build(const BuildRequest& r) {
-  throw Error(ErrorCode::kUnknownModelType,
-              fmt::format("{}: the t5 family is not implemented yet", r.config.where()));
+  const T5Dims d = read_dims(r.config);
+  TreeBuilder b{std::string(r.class_name)};
+  b.set_no_split({"T5Block"});
+  nn::embedding(b, "shared", d.vocab, d.d_model);
+  stack(b, "encoder", d, false, "shared.weight");
+  if (is_class(r, "T5EncoderModel")) return b.finish();
+  stack(b, "decoder", d, true, "shared.weight");
+  if (is_class(r, "T5ForConditionalGeneration")) {
+    // PreTrainedModel.tie_weights ties lm_head to shared only when tie_word_embeddings (the
+    // PretrainedConfig default, True; T5 v1.1 / flan-t5 configs set it False).
+    if (d.tie) nn::tied_linear(b, "lm_head", "shared.weight");
+    else nn::linear(b, "lm_head", d.d_model, d.vocab, false);
+  }
+  return b.finish();
 }
 
 }  // namespace
 
 const Family& t5_family() {
-  static const Family f{"transformers", {"t5"}, {{"T5Model", "AutoModel"}}, &build};
+  static const Family f{"transformers",
+                        {"t5"},
+                        {{"T5Model", "AutoModel"},
+                         {"T5ForConditionalGeneration", "AutoModelForSeq2SeqLM"},
+                         {"T5EncoderModel", "AutoModelForTextEncoding"}},
+                        &build};
   return f;
 }
 

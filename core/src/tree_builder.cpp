@@ -44,6 +44,10 @@ void TreeBuilder::pop() {
 }
 
 int TreeBuilder::add_tensor(std::string_view name, Shape shape, DType dtype, TensorKind kind) {
+  if (tree_.tensors.size() >= kMaxTreeTensors)
+    throw Error(ErrorCode::kInvalidValue,
+                fmt::format("the model would have more than {} tensors; the config's sizes are "
+                            "not plausible (at '{}')", kMaxTreeTensors, path(name)));
   TensorInfo t;
   t.name = path(name);
   if (tensor_index_.count(t.name))

@@ -14,6 +14,10 @@
 
 namespace memfit {
 
+// A bound on what one model may describe: a hostile config (`"num_hidden_layers": 10^12`) must
+// fail fast with a clear error rather than exhaust memory. DeepSeek-V3 needs ~50k tensors.
+inline constexpr std::size_t kMaxTreeTensors = 250'000;
+
 class TreeBuilder {
  public:
   explicit TreeBuilder(std::string root_class);

@@ -1,0 +1,163 @@
+#include "bert_common.h"
+
+#include <fmt/format.h>
+
+namespace memfit::arch::bert {
+namespace {
+
+std::string cls(std::string_view prefix, std::string_view suffix) {
+  return fmt::format("{}{}", prefix, suffix);
+}
+
+// <Prefix>Attention: self (<Prefix>SelfAttention) then output (<Prefix>SelfOutput). The
+// cross-attention is built with position_embedding_type="absolute", so never has the
+// relative distance_embedding.
+void attention(TreeBuilder& b, std::string_view name, const Dims& d, std::string_view prefix,
+               bool relative) {
+  auto a = b.module(name, cls(prefix, "Attention"));
+  {
+    auto s = b.module("self", cls(prefix, "SelfAttention"));
+    const std::int64_t all_head = d.heads * d.head_size;
+    nn::linear(b, "query", d.hidden, all_head);
+    nn::linear(b, "key", d.hidden, all_head);
+    nn::linear(b, "value", d.hidden, all_head);
+    if (relative) nn::embedding(b, "distance_embedding", 2 * d.positions - 1, d.head_size);
+  }
+  {
+    auto o = b.module("output", cls(prefix, "SelfOutput"));
+    nn::linear(b, "dense", d.hidden, d.hidden);
+    nn::layer_norm(b, "LayerNorm", d.hidden);
+  }
+}
+
+void layer(TreeBuilder& b, const Dims& d, std::string_view prefix) {
+  attention(b, "attention", d, prefix, d.relative);
+  if (d.cross_attention) attention(b, "crossattention", d, prefix, false);
+  {
+    auto i = b.module("intermediate", cls(prefix, "Intermediate"));
+    nn::linear(b, "dense", d.hidden, d.inter);
+  }
+  auto o = b.module("output", cls(prefix, "Output"));
+  nn::linear(b, "dense", d.inter, d.hidden);
+  nn::layer_norm(b, "LayerNorm", d.hidden);
+}
+
+}  // namespace
+
+Dims read_dims(const Config& c, const Defaults& def) {
+  Dims d{};
+  d.vocab = c.dim_or({"vocab_size"}, def.vocab);
+  d.hidden = c.dim_or({"hidden_size"}, 768);
+  d.layers = c.count_or({"num_hidden_layers"}, 12);
+  d.heads = c.dim_or({"num_attention_heads"}, 12);
+  d.inter = c.dim_or({"intermediate_size"}, 3072);
+  d.positions = c.dim_or({"max_position_embeddings"}, def.positions);
+  d.type_vocab = c.dim_or({"type_vocab_size"}, def.type_vocab);
+  // BertSelfAttention raises unless the heads divide hidden_size, except when the config
+  // carries an `embedding_size` attribute; the head size is int(hidden / heads) either way.
+  if (!c.has("embedding_size"))
+    require_divisible(c, d.hidden, "hidden_size", d.heads, "num_attention_heads");
+  d.head_size = d.hidden / d.heads;
+  if (d.head_size < 1)
+    throw Error(ErrorCode::kInvalidValue,
+                fmt::format("{}: 'num_attention_heads' ({}) exceeds 'hidden_size' ({})",
+                            c.where(), d.heads, d.hidden));
+  const std::string pet = c.string_or({"position_embedding_type"}, "absolute");
+  d.relative = pet == "relative_key" || pet == "relative_key_query";
+  d.cross_attention = c.flag_or({"add_cross_attention"}, false);
+  if (d.cross_attention && !c.flag_or({"is_decoder"}, false))
+    throw Error(ErrorCode::kInvalidValue,
+                fmt::format("{}: 'add_cross_attention' needs 'is_decoder': true (transformers "
+                            "refuses to build the layer otherwise)",
+                            c.where()));
+  d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  return d;
+}
+
+void model(TreeBuilder& b, const Dims& d, std::string_view prefix, bool pooling) {
+  {
+    auto e = b.module("embeddings", cls(prefix, "Embeddings"));
+    nn::embedding(b, "word_embeddings", d.vocab, d.hidden);
+    nn::embedding(b, "position_embeddings", d.positions, d.hidden);
+    nn::embedding(b, "token_type_embeddings", d.type_vocab, d.hidden);
+    nn::layer_norm(b, "LayerNorm", d.hidden);
+    // torch.arange(max_position_embeddings).expand((1, -1)) and zeros of the same size (long),
+    // both persistent=False; registered in 4.40 and still today.
+    b.buffer("position_ids", {1, d.positions}, DType::kI64, false);
+    b.buffer("token_type_ids", {1, d.positions}, DType::kI64, false);
+  }
+  {
+    auto enc = b.module("encoder", cls(prefix, "Encoder"));
+    auto list = b.module("layer", "ModuleList");
+    for (std::int64_t i = 0; i < d.layers; ++i) {
+      auto l = b.module(std::to_string(i), cls(prefix, "Layer"));
+      layer(b, d, prefix);
+    }
+  }
+  if (pooling) {
+    auto p = b.module("pooler", cls(prefix, "Pooler"));
+    nn::linear(b, "dense", d.hidden, d.hidden);
+  }
+}
+
+void base(TreeBuilder& b, const Dims& d, std::string_view attr, std::string_view prefix,
+          bool pooling) {
+  auto m = b.module(attr, cls(prefix, "Model"));
+  model(b, d, prefix, pooling);
+}
+
+void tied_decoder(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t out,
+                  bool tie, const std::string& embeddings_weight, const std::string& bias_target) {
+  auto s = b.module(name, "Linear");
+  if (tie) b.tied_param("weight", embeddings_weight);
+  else b.param("weight", {out, in});
+  b.tied_param("bias", bias_target);
+}
+
+}  // namespace memfit::arch::bert
+
+namespace memfit::arch::bert {
+
+TensorTree build_roberta_like(const BuildRequest& r, std::string_view prefix,
+                              const Defaults& def) {
+  const Dims d = read_dims(r.config, def);
+  TreeBuilder b{std::string(r.class_name)};
+  // <Prefix>PreTrainedModel._no_split_modules in 4.40 (later versions add the Sdpa attention
+  // class, and current ones move the list to <Prefix>Model as [Embeddings, Layer]).
+  b.set_no_split({cls(prefix, "Embeddings"), cls(prefix, "SelfAttention")});
+  std::string_view head = r.class_name;
+  if (head.substr(0, prefix.size()) == prefix) head.remove_prefix(prefix.size());
+  if (head == "Model") {
+    model(b, d, prefix, true);
+    return b.finish();
+  }
+  // Only the multiple-choice head keeps the pooler (RobertaModel(config)); the others build
+  // RobertaModel(config, add_pooling_layer=False).
+  base(b, d, "roberta", prefix, head == "ForMultipleChoice");
+  if (head == "ForMaskedLM" || head == "ForCausalLM") {
+    // <Prefix>LMHead: dense, layer_norm, decoder (Linear hidden→vocab), bias; then
+    // decoder.bias = self.bias, and tie_weights() makes decoder.weight the word embeddings.
+    auto h = b.module("lm_head", cls(prefix, "LMHead"));
+    b.param("bias", {d.vocab});
+    nn::linear(b, "dense", d.hidden, d.hidden);
+    nn::layer_norm(b, "layer_norm", d.hidden);
+    tied_decoder(b, "decoder", d.hidden, d.vocab, d.tie, "roberta.embeddings.word_embeddings.weight",
+                 b.path("bias"));
+  } else if (head == "ForSequenceClassification") {
+    auto h = b.module("classifier", cls(prefix, "ClassificationHead"));
+    nn::linear(b, "dense", d.hidden, d.hidden);
+    nn::linear(b, "out_proj", d.hidden, num_labels(r.config));
+  } else if (head == "ForTokenClassification") {
+    nn::linear(b, "classifier", d.hidden, num_labels(r.config));
+  } else if (head == "ForQuestionAnswering") {
+    nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config));
+  } else if (head == "ForMultipleChoice") {
+    nn::linear(b, "classifier", d.hidden, 1);
+  } else {
+    throw Error(ErrorCode::kUnknownClass,
+                fmt::format("class '{}' is not described for this model", r.class_name));
+  }
+  return b.finish();
+}
+
+}  // namespace memfit::arch::bert

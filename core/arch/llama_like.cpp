@@ -1,0 +1,159 @@
+#include "llama_like.h"
+
+#include <fmt/format.h>
+
+namespace memfit::arch {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// torch.arange(0, dim, 2) has ceil(dim / 2) elements; the caches are cat(freqs, freqs).
+std::int64_t half_up(std::int64_t dim) { return (dim + 1) / 2; }
+
+}  // namespace
+
+DecoderDims read_decoder_dims(const Config& c, const DecoderDefaults& def) {
+  DecoderDims d;
+  d.vocab = c.dim_or({"vocab_size"}, def.vocab);
+  d.hidden = c.dim_or({"hidden_size"}, def.hidden);
+  d.inter = c.dim_or({"intermediate_size"}, def.inter);
+  d.layers = c.count_or({"num_hidden_layers"}, def.layers);
+  d.heads = c.dim_or({"num_attention_heads"}, def.heads);
+  const auto kv = c.json().find("num_key_value_heads");
+  if (kv != c.json().end() && kv->is_null()) d.kv_heads = d.heads;
+  else d.kv_heads = c.dim_or({"num_key_value_heads"}, def.kv_heads > 0 ? def.kv_heads : d.heads);
+  if (def.head_dim > 0) d.head_dim = c.dim_or({"head_dim"}, def.head_dim);
+  else d.head_dim = head_dim(c, d.hidden, d.heads);
+  d.positions = c.dim_or({"max_position_embeddings"}, def.positions);
+  d.tie = c.flag_or({"tie_word_embeddings"}, def.tie);
+  d.rope_dim = d.head_dim;
+  // Current transformers: dim = int(head_dim * partial_rotary_factor).
+  const double factor = c.number_or({"partial_rotary_factor"}, 1.0);
+  if (!(factor > 0.0 && factor <= 1.0))
+    throw Error(ErrorCode::kInvalidValue,
+                fmt::format("{}: 'partial_rotary_factor' must be in (0, 1], got {}", c.where(),
+                            factor));
+  d.current_rope_dim = static_cast<std::int64_t>(static_cast<double>(d.head_dim) * factor);
+  return d;
+}
+
+std::string rope_scaling_type(const Config& c) {
+  auto it = c.json().find("rope_scaling");
+  if (it == c.json().end() || it->is_null()) return {};
+  auto rs = c.sub("rope_scaling");
+  if (!rs) return {};
+  return rs->string_or({"type", "rope_type"}, "");
+}
+
+std::string llama_rope_class(const Config& c, std::string_view prefix) {
+  const std::string type = rope_scaling_type(c);
+  if (type == "linear") return fmt::format("{}LinearScalingRotaryEmbedding", prefix);
+  if (type == "dynamic") return fmt::format("{}DynamicNTKScalingRotaryEmbedding", prefix);
+  return fmt::format("{}RotaryEmbedding", prefix);
+}
+
+void decoder_norm(TreeBuilder& b, std::string_view name, const LlamaLikeSpec& s,
+                  std::int64_t dim) {
+  switch (s.norm) {
+    case NormKind::kRms: nn::rms_norm(b, name, dim, s.norm_class); break;
+    case NormKind::kLayerNorm: nn::layer_norm(b, name, dim, true, s.norm_class); break;
+    case NormKind::kParamFree: {
+      auto m = b.module(name, s.norm_class);
+      break;
+    }
+  }
+}
+
+void layer_rotary(TreeBuilder& b, const LlamaLikeSpec& s, std::int64_t rope_dim,
+                  std::int64_t positions) {
+  auto m = b.module("rotary_emb", s.rope_class);
+  if (s.rope == LegacyRope::kNone) return;
+  const bool underscore = s.rope == LegacyRope::kUnderscore;
+  b.buffer("inv_freq", {half_up(rope_dim)}, DType::kF32, false, s.rope_era);
+  b.buffer(underscore ? "_cos_cached" : "cos_cached", {positions, 2 * half_up(rope_dim)},
+           DType::kF32, false, s.rope_era);
+  b.buffer(underscore ? "_sin_cached" : "sin_cached", {positions, 2 * half_up(rope_dim)},
+           DType::kF32, false, s.rope_era);
+}
+
+void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d) {
+  auto attn = b.module("self_attn", s.prefix + "Attention");
+  const std::int64_t q = d.heads * d.head_dim;
+  const std::int64_t kv = d.kv_heads * d.head_dim;
+  if (s.fused_qkv) {
+    nn::linear(b, "o_proj", q, d.hidden, d.o_bias);
+    nn::linear(b, "qkv_proj", d.hidden, q + 2 * kv, d.q_bias);
+  } else {
+    nn::linear(b, "q_proj", d.hidden, q, d.q_bias);
+    nn::linear(b, "k_proj", d.hidden, kv, d.k_bias);
+    nn::linear(b, "v_proj", d.hidden, kv, d.v_bias);
+    nn::linear(b, "o_proj", q, d.hidden, d.o_bias);
+  }
+  layer_rotary(b, s, d.rope_dim, d.positions);
+}
+
+void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
+               std::int64_t inter, bool bias) {
+  auto m = b.module(name, cls);
+  nn::linear(b, "gate_proj", hidden, inter, bias);
+  nn::linear(b, "up_proj", hidden, inter, bias);
+  nn::linear(b, "down_proj", inter, hidden, bias);
+}
+
+namespace {
+
+void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, const LayerFn& mlp,
+                const LayerFn& attention) {
+  nn::embedding(b, "embed_tokens", d.vocab, d.hidden);
+  {
+    auto layers = b.module("layers", "ModuleList");
+    for (std::int64_t i = 0; i < d.layers; ++i) {
+      auto layer = b.module(std::to_string(i), s.prefix + "DecoderLayer");
+      if (attention) attention(b, i);
+      else decoder_attention(b, s, d);
+      mlp(b, i);
+      decoder_norm(b, "input_layernorm", s, d.hidden);
+      decoder_norm(b, "post_attention_layernorm", s, d.hidden);
+    }
+  }
+  decoder_norm(b, "norm", s, d.hidden);
+  if (s.current_rotary) {
+    auto r = b.module("rotary_emb", s.prefix + "RotaryEmbedding");
+    b.buffer("inv_freq", {half_up(d.current_rope_dim)}, DType::kF32, false,
+             BufferEra::kCurrentOnly);
+  }
+}
+
+}  // namespace
+
+TensorTree build_decoder(const Config& c, std::string_view class_name, const LlamaLikeSpec& s,
+                         const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention) {
+  TreeBuilder b{std::string(class_name)};
+  b.set_no_split({s.prefix + "DecoderLayer"});
+  const std::string base = s.prefix + "Model";
+  if (class_name == base) {
+    base_model(b, s, d, mlp, attention);
+    return b.finish();
+  }
+  {
+    auto m = b.module("model", base);
+    base_model(b, s, d, mlp, attention);
+  }
+  if (ends_with(class_name, "ForCausalLM")) {
+    if (d.tie) nn::tied_linear(b, "lm_head", "model.embed_tokens.weight");
+    else nn::linear(b, "lm_head", d.hidden, d.vocab, false);
+  } else if (ends_with(class_name, "ForSequenceClassification")) {
+    nn::linear(b, "score", d.hidden, num_labels(c), false);
+  } else if (ends_with(class_name, "ForTokenClassification")) {
+    nn::linear(b, s.token_head, d.hidden, num_labels(c), true);
+  } else {
+    throw Error(ErrorCode::kUnknownClass,
+                fmt::format("{}: no {}-style head for class '{}'", c.where(), s.prefix,
+                            class_name));
+  }
+  return b.finish();
+}
+
+}  // namespace memfit::arch

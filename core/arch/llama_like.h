@@ -1,0 +1,107 @@
+// The Llama-shaped decoder shared by Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Gemma, Phi-3,
+// OLMo, StarCoder2 and DeepSeek (transformers 4.40 and the DeepSeek remote code).
+//
+// Every one of them is laid out the same way:
+//
+//   <P>ForCausalLM                       (or <P>Model alone, or a classification head)
+//     model: <P>Model
+//       embed_tokens                     Embedding [vocab, hidden]
+//       layers.N: <P>DecoderLayer
+//         self_attn: <P>Attention        q/k/v/o (or Phi-3's o_proj + fused qkv_proj, or MLA)
+//           rotary_emb                   4.40 only: per-layer rotary buffers (see LegacyRope)
+//         mlp                            family-specific (dense, MoE, ...)
+//         input_layernorm
+//         post_attention_layernorm
+//       norm
+//       rotary_emb                       current transformers only: one inv_freq per model
+//     lm_head | score | classifier
+//
+// A family describes what differs (class-name prefix, norm, attention biases and layout, how
+// the 4.40 rotary registers its buffers, the MLP of each layer) and build_decoder() does the rest.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "common.h"
+
+namespace memfit::arch {
+
+// How the 4.40 attention layer's rotary embedding registers its buffers.
+enum class LegacyRope {
+  kNone,        // inv_freq registered as None (Gemma, Phi-3 in 4.40): no tensor at all
+  kUnderscore,  // inv_freq + _cos_cached/_sin_cached (Llama, OLMo: the 4.38-4.40 style)
+  kPlain,       // inv_freq + cos_cached/sin_cached (Mistral and its copies, remote code)
+};
+
+enum class NormKind {
+  kRms,        // weight [dim] (LlamaRMSNorm, GemmaRMSNorm, ...)
+  kLayerNorm,  // torch.nn.LayerNorm: weight and bias [dim]
+  kParamFree,  // OlmoLayerNorm: no parameters at all
+};
+
+struct DecoderDims {
+  std::int64_t vocab = 0, hidden = 0, inter = 0, layers = 0, heads = 0, kv_heads = 0;
+  std::int64_t head_dim = 0, positions = 0;
+  std::int64_t rope_dim = 0;          // dims rotated by the 4.40 per-layer rotary
+  std::int64_t current_rope_dim = 0;  // dims rotated in current transformers (partial_rotary_factor)
+  bool q_bias = false, k_bias = false, v_bias = false, o_bias = false;
+  bool tie = false;
+};
+
+// Defaults of a configuration class (transformers 4.40) for the keys every decoder config has.
+struct DecoderDefaults {
+  std::int64_t vocab, hidden, inter, layers, heads;
+  std::int64_t kv_heads;   // 0: num_attention_heads
+  std::int64_t positions;  // max_position_embeddings
+  bool tie;                // tie_word_embeddings
+  std::int64_t head_dim = 0;  // 0: hidden_size / num_attention_heads (must divide)
+};
+
+struct LlamaLikeSpec {
+  std::string prefix;      // "Mistral": MistralModel, MistralDecoderLayer, MistralAttention, ...
+  std::string norm_class;  // "MistralRMSNorm", "LayerNorm", "OlmoLayerNorm"
+  NormKind norm = NormKind::kRms;
+  bool fused_qkv = false;  // Phi-3: o_proj registered first, then qkv_proj [q+2kv, hidden]
+  LegacyRope rope = LegacyRope::kUnderscore;
+  std::string rope_class;  // the 4.40 per-layer rotary class
+  // kLegacyOnly for transformers' own models (gone from current transformers); kAlways for
+  // remote code, which allocates them whatever the transformers version.
+  BufferEra rope_era = BufferEra::kLegacyOnly;
+  bool current_rotary = true;  // current transformers: model.rotary_emb.inv_freq
+  std::string token_head = "score";  // name of the *ForTokenClassification head
+};
+
+// Called inside a decoder layer's scope to add one block (it opens its own module).
+using LayerFn = std::function<void(TreeBuilder& b, std::int64_t layer)>;
+
+// Reads the shared keys with the configuration class's defaults. num_key_value_heads: absent →
+// the class default, explicit null → num_attention_heads (what every 4.40 config class does).
+// Biases, rope dims and head_dim can be adjusted by the family afterwards.
+DecoderDims read_decoder_dims(const Config& c, const DecoderDefaults& def);
+
+// rope_scaling's "type" (or "rope_type"); "" when rope_scaling is absent or null.
+std::string rope_scaling_type(const Config& c);
+// 4.40 Llama-style rotary class: <P>LinearScalingRotaryEmbedding for "linear",
+// <P>DynamicNTKScalingRotaryEmbedding for "dynamic", else <P>RotaryEmbedding.
+std::string llama_rope_class(const Config& c, std::string_view prefix);
+
+void decoder_norm(TreeBuilder& b, std::string_view name, const LlamaLikeSpec& s, std::int64_t dim);
+// The per-layer rotary module of 4.40 (or of remote code) named "rotary_emb".
+void layer_rotary(TreeBuilder& b, const LlamaLikeSpec& s, std::int64_t rope_dim,
+                  std::int64_t positions);
+// The standard attention block ("self_attn"): q/k/v/o or Phi-3's fused layout, then rotary.
+void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d);
+// gate_proj, up_proj [inter, hidden] and down_proj [hidden, inter], in that order.
+void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
+               std::int64_t inter, bool bias = false);
+
+// Builds `class_name`: <P>Model, <P>ForCausalLM, <P>ForSequenceClassification or
+// <P>ForTokenClassification. `mlp` adds each layer's MLP block; `attention`, when set, replaces
+// decoder_attention (DeepSeek's MLA).
+TensorTree build_decoder(const Config& c, std::string_view class_name, const LlamaLikeSpec& s,
+                         const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention = {});
+
+}  // namespace memfit::arch

@@ -1,0 +1,39 @@
+// timm's EfficientNet builder (timm/models/_efficientnet_builder.py + _efficientnet_blocks.py),
+// shared by timm_efficientnet.cpp (class EfficientNet) and timm_mobilenetv3.cpp (MobileNetV3):
+// the block-string decoder ("ir_r2_k3_s2_e6_c24_se0.25"), depth scaling, channel rounding and
+// the DepthwiseSeparableConv / InvertedResidual / ConvBnAct blocks with SqueezeExcite.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "timm_common.h"
+
+namespace memfit::arch::timm {
+
+struct EffNetDef {
+  std::vector<std::vector<std::string>> arch_def;  // stages of block strings
+  double channel_multiplier = 1.0;
+  double depth_multiplier = 1.0;
+  bool depth_round = false;     // depth_trunc='round' (default 'ceil')
+  bool fix_first_last = false;  // first/last stage depth not scaled
+  std::int64_t stem_size = 32;
+  bool fix_stem = false;        // stem channels not rounded by the multiplier
+  bool pad_same = false;        // tf_* ports: pad_type='same'
+  bool se_from_exp = false;     // MobileNetV3: SE ratio relative to the expanded channels
+  bool se_round_channels = false;  // SE rd_round_fn=round_channels (else Python round)
+
+  // round_channels(c, multiplier) as the builder's round_chs_fn.
+  std::int64_t round_chs(std::int64_t c) const;
+};
+
+// conv_stem + bn1 (BatchNormAct2d); returns the stem's channels.
+std::int64_t effnet_stem(TreeBuilder& b, const EffNetDef& d);
+// The `blocks` Sequential of stage Sequentials; returns the channels of the last block.
+std::int64_t effnet_blocks(TreeBuilder& b, const Config& c, const EffNetDef& d,
+                           std::int64_t in_chs);
+// A BatchNormAct2d (BatchNorm2d subclass: weight, bias, running stats, num_batches_tracked).
+void bn_act(TreeBuilder& b, std::string_view name, std::int64_t channels);
+
+}  // namespace memfit::arch::timm

@@ -1,0 +1,369 @@
+// Encoder families: bert, roberta, xlm-roberta, distilbert, albert, vit, clip.
+//
+// Authorities: accelerate's documented `accelerate estimate-memory bert-base-cased` table, the
+// published parameter counts of the checkpoints (model cards / papers), and hand arithmetic
+// from the transformers 4.40 modeling files, written out next to each figure. Fixtures are the
+// public config.json files of the checkpoints.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "memfit/estimate.h"
+#include "support/reference.h"
+
+namespace {
+
+using memfit::DType;
+using memfit::ErrorCode;
+using memfit::EstimateRequest;
+using memfit::Mode;
+using memfit::Report;
+using memfit::TensorTree;
+
+EstimateRequest request(const std::string& fixture, Mode mode, const std::string& cls = "") {
+  EstimateRequest req;
+  req.config_text = memfit::test::fixture("configs/" + fixture);
+  req.name = fixture;
+  req.library = "transformers";
+  req.mode = mode;
+  req.class_override = cls;
+  return req;
+}
+
+TensorTree tree(const std::string& fixture, const std::string& cls = "") {
+  auto r = memfit::build_tree(request(fixture, Mode::kMemfit, cls));
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message()));
+  return r.value();
+}
+
+Report report(const std::string& fixture, Mode mode, const std::string& cls = "") {
+  auto r = memfit::estimate(request(fixture, mode, cls));
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message()));
+  return r.value();
+}
+
+// Builds a tree from inline JSON.
+memfit::Result<TensorTree> inline_tree(const std::string& json) {
+  EstimateRequest req;
+  req.config_text = json;
+  req.name = "inline";
+  req.library = "transformers";
+  return memfit::build_tree(req);
+}
+
+ErrorCode error_of(const std::string& json) {
+  auto r = inline_tree(json);
+  REQUIRE_FALSE(r.ok());
+  return r.error().code();
+}
+
+void check_tensor(const TensorTree& t, const std::string& name, const memfit::Shape& shape) {
+  const int i = t.find_tensor(name);
+  REQUIRE_MESSAGE(i >= 0, name);
+  CHECK_MESSAGE(t.tensors[i].shape == shape, name);
+}
+
+// `alias` is a tied name whose tensor is `target` (counted once, under `target`).
+void check_tied(const TensorTree& t, const std::string& alias, const std::string& target) {
+  const int a = t.find_tensor(alias);
+  const int b = t.find_tensor(target);
+  REQUIRE_MESSAGE(a >= 0, alias);
+  REQUIRE_MESSAGE(b >= 0, target);
+  CHECK_MESSAGE(t.tensors[a].tied_to == b, alias);
+  CHECK_FALSE(t.tensors[b].is_alias());
+}
+
+std::string first_parameter(const TensorTree& t) { return t.tensors[t.named_parameters()[0]].name; }
+
+}  // namespace
+
+TEST_CASE("bert: accelerate's documented bert-base-cased table (compat)") {
+  // accelerate docs, `accelerate estimate-memory bert-base-cased`: BertModel (no auto_map).
+  const Report r = report("bert-base-cased.json", Mode::kAccelerate);
+  CHECK(r.model_class == "BertModel");
+  // BertModel: embeddings 28996*768 + 512*768 + 2*768 + LN 2*768 = 22,665,216;
+  // 12 layers * 7,087,872 (q,k,v,o 4*(768*768+768), LN 1536 twice, 768*3072+3072,
+  // 3072*768+768) = 85,054,464; pooler 768*768+768 = 590,592 → 108,310,272.
+  CHECK(r.parameters == 108310272);
+  REQUIRE(r.rows.size() == 4);
+  CHECK(r.rows[0].dtype == "float32");
+  CHECK(r.rows[0].largest_layer == "84.95 MB");
+  CHECK(r.rows[0].total == "413.18 MB");
+  CHECK(r.rows[0].training == "1.61 GB");
+  CHECK(r.rows[1].largest_layer == "42.47 MB");
+  CHECK(r.rows[1].total == "206.59 MB");
+  CHECK(r.rows[2].largest_layer == "21.24 MB");
+  CHECK(r.rows[2].total == "103.29 MB");
+  CHECK(r.rows[3].largest_layer == "10.62 MB");
+  CHECK(r.rows[3].total == "51.65 MB");
+  // 413.18 MB is 108,310,272 * 4 + the two int64 [1, 512] buffers (8192 bytes); 84.95 MB is
+  // embeddings.word_embeddings, 28996 * 768 * 4 bytes (4.40 BERT has no _no_split_modules).
+  CHECK(r.rows[0].total_bytes == 433249280.0);
+  CHECK(r.rows[0].largest_layer_bytes == 89075712.0);
+  REQUIRE_FALSE(r.largest_layer_names.empty());
+  CHECK(r.largest_layer_names[0] == "embeddings.word_embeddings");
+}
+
+TEST_CASE("bert: BertForMaskedLM from architectures, tied decoder and buffers") {
+  const TensorTree t = tree("bert-base-cased.json");
+  CHECK(t.class_name() == "BertForMaskedLM");
+  // BertModel without the pooler (107,719,680) + cls.predictions: bias 28996, transform.dense
+  // 768*768+768, transform.LayerNorm 1536; decoder.weight is the word embeddings and
+  // decoder.bias is cls.predictions.bias → 108,340,804.
+  CHECK(t.parameter_count() == 108340804);
+  CHECK(t.find_tensor("bert.pooler.dense.weight") < 0);
+  check_tied(t, "cls.predictions.decoder.weight", "bert.embeddings.word_embeddings.weight");
+  check_tied(t, "cls.predictions.decoder.bias", "cls.predictions.bias");
+  check_tensor(t, "bert.embeddings.word_embeddings.weight", {28996, 768});
+  check_tensor(t, "bert.embeddings.token_type_embeddings.weight", {2, 768});
+  check_tensor(t, "bert.encoder.layer.11.attention.self.query.weight", {768, 768});
+  check_tensor(t, "bert.encoder.layer.0.intermediate.dense.weight", {3072, 768});
+  check_tensor(t, "bert.encoder.layer.0.output.dense.weight", {768, 3072});
+  check_tensor(t, "cls.predictions.transform.LayerNorm.bias", {768});
+  check_tensor(t, "cls.predictions.bias", {28996});
+  CHECK(first_parameter(t) == "bert.embeddings.word_embeddings.weight");
+  // Buffers: embeddings.position_ids and token_type_ids, int64 [1, 512], non-persistent.
+  const auto buffers = t.named_buffers();
+  REQUIRE(buffers.size() == 2);
+  for (int i : buffers) {
+    CHECK(t.tensors[i].dtype == DType::kI64);
+    CHECK(t.tensors[i].shape == memfit::Shape{1, 512});
+    CHECK_FALSE(t.tensors[i].persistent);
+    CHECK(t.tensors[i].era == memfit::BufferEra::kAlways);
+  }
+  CHECK(t.tensors[buffers[0]].name == "bert.embeddings.position_ids");
+  CHECK(t.tensors[buffers[1]].name == "bert.embeddings.token_type_ids");
+  CHECK(t.no_split_classes.empty());
+}
+
+TEST_CASE("bert: other heads and options") {
+  // BertForSequenceClassification keeps the pooler: 108,310,272 + 768*2+2 (2 default labels).
+  CHECK(tree("bert-base-cased.json", "BertForSequenceClassification").parameter_count() ==
+        108311810);
+  // BertForPreTraining: BertModel + predictions (621,124) + seq_relationship 768*2+2.
+  const TensorTree pre = tree("bert-base-cased.json", "BertForPreTraining");
+  CHECK(pre.parameter_count() == 108310272 + 621124 + 1538);
+  check_tied(pre, "cls.predictions.decoder.weight", "bert.embeddings.word_embeddings.weight");
+  check_tensor(pre, "cls.seq_relationship.weight", {2, 768});
+  CHECK(tree("bert-base-cased.json", "BertLMHeadModel").parameter_count() == 108340804);
+
+  // tie_word_embeddings=false: the decoder gets its own [vocab, hidden] weight.
+  EstimateRequest req = request("bert-base-cased.json", Mode::kMemfit, "BertForMaskedLM");
+  req.config_text.insert(1, "\"tie_word_embeddings\": false,");
+  auto untied = memfit::build_tree(req);
+  REQUIRE(untied.ok());
+  CHECK(untied->parameter_count() == 108340804 + 28996 * 768);
+  CHECK_FALSE(untied->tensors[untied->find_tensor("cls.predictions.decoder.weight")].is_alias());
+
+  // position_embedding_type=relative_key adds distance_embedding [2*512-1, 64] per self-attention.
+  req = request("bert-base-cased.json", Mode::kMemfit, "BertModel");
+  req.config_text.insert(1, "\"position_embedding_type\": \"relative_key\",");
+  req.config_text.replace(req.config_text.find("\"position_embedding_type\": \"absolute\","),
+                          std::string("\"position_embedding_type\": \"absolute\",").size(), "");
+  auto relative = memfit::build_tree(req);
+  REQUIRE_MESSAGE(relative.ok(), (relative.ok() ? "" : relative.error().message()));
+  CHECK(relative->parameter_count() == 108310272 + 12 * 1023 * 64);
+  check_tensor(*relative, "encoder.layer.3.attention.self.distance_embedding.weight", {1023, 64});
+}
+
+TEST_CASE("bert: bad configs") {
+  CHECK(error_of(R"({"model_type": "bert", "hidden_size": 0})") == ErrorCode::kInvalidValue);
+  // 12 heads do not divide 100 (BertSelfAttention raises).
+  CHECK(error_of(R"({"model_type": "bert", "hidden_size": 100})") == ErrorCode::kInvalidValue);
+  // Cross-attention without is_decoder is refused by BertLayer.
+  CHECK(error_of(R"({"model_type": "bert", "add_cross_attention": true})") ==
+        ErrorCode::kInvalidValue);
+  CHECK(error_of(R"({"model_type": "bert", "vocab_size": "big"})") == ErrorCode::kWrongType);
+}
+
+TEST_CASE("roberta: roberta-base") {
+  // RobertaModel: embeddings 50265*768 + 514*768 + 1*768 + 1536 = 39,000,576; 12 layers
+  // 85,054,464; pooler 590,592 → 124,645,632 (the roberta-base count).
+  const Report compat = report("roberta-base.json", Mode::kAccelerate);
+  CHECK(compat.model_class == "RobertaModel");
+  CHECK(compat.parameters == 124645632);
+  // + two int64 [1, 514] buffers = 498,590,752 bytes.
+  CHECK(compat.rows[0].total_bytes == 498590752.0);
+  CHECK(compat.rows[0].total == "475.49 MB");
+  // RobertaPreTrainedModel._no_split_modules (4.40) = [RobertaEmbeddings, RobertaSelfAttention]:
+  // the whole embeddings module is the largest layer, 39,000,576 * 4 + 8,224 bytes.
+  REQUIRE_FALSE(compat.largest_layer_names.empty());
+  CHECK(compat.largest_layer_names[0] == "embeddings");
+  CHECK(compat.rows[0].largest_layer_bytes == 156010528.0);
+  CHECK(compat.rows[0].largest_layer == "148.78 MB");
+
+  const TensorTree mlm = tree("roberta-base.json");
+  CHECK(mlm.class_name() == "RobertaForMaskedLM");
+  // No pooler (124,055,040) + lm_head: bias 50265, dense 590,592, layer_norm 1536.
+  CHECK(mlm.parameter_count() == 124697433);
+  check_tied(mlm, "lm_head.decoder.weight", "roberta.embeddings.word_embeddings.weight");
+  check_tied(mlm, "lm_head.decoder.bias", "lm_head.bias");
+  check_tensor(mlm, "roberta.embeddings.position_embeddings.weight", {514, 768});
+  check_tensor(mlm, "roberta.embeddings.token_type_embeddings.weight", {1, 768});
+  CHECK(mlm.no_split_classes ==
+        std::vector<std::string>{"RobertaEmbeddings", "RobertaSelfAttention"});
+
+  // RobertaForSequenceClassification: no pooler, classifier.dense 590,592 + out_proj 768*2+2.
+  const TensorTree cls = tree("roberta-base.json", "RobertaForSequenceClassification");
+  CHECK(cls.parameter_count() == 124055040 + 590592 + 1538);
+  check_tensor(cls, "classifier.out_proj.weight", {2, 768});
+  check_tensor(cls, "classifier.dense.weight", {768, 768});
+}
+
+TEST_CASE("xlm-roberta: xlm-roberta-base") {
+  // XLMRobertaModel: 250002*768 + 514*768 + 768 + 1536 = 192,398,592; + 85,054,464 + 590,592
+  // = 278,043,648 (xlm-roberta-base, "278M").
+  const Report compat = report("xlm-roberta-base.json", Mode::kAccelerate);
+  CHECK(compat.model_class == "XLMRobertaModel");
+  CHECK(compat.parameters == 278043648);
+  const TensorTree mlm = tree("xlm-roberta-base.json");
+  CHECK(mlm.class_name() == "XLMRobertaForMaskedLM");
+  CHECK(mlm.parameter_count() == 278043648 - 590592 + 250002 + 590592 + 1536);
+  check_tied(mlm, "lm_head.decoder.weight", "roberta.embeddings.word_embeddings.weight");
+  const int head = mlm.find_module("lm_head");
+  REQUIRE(head >= 0);
+  CHECK(mlm.modules[head].class_name == "XLMRobertaLMHead");
+  CHECK(mlm.no_split_classes ==
+        std::vector<std::string>{"XLMRobertaEmbeddings", "XLMRobertaSelfAttention"});
+  check_tensor(mlm, "roberta.embeddings.word_embeddings.weight", {250002, 768});
+}
+
+TEST_CASE("distilbert: distilbert-base-uncased") {
+  // DistilBertModel: 30522*768 + 512*768 + 1536 = 23,835,648; 6 blocks of 7,087,872
+  // → 66,362,880 (the DistilBERT paper's 66M).
+  const Report compat = report("distilbert-base-uncased.json", Mode::kAccelerate);
+  CHECK(compat.model_class == "DistilBertModel");
+  CHECK(compat.parameters == 66362880);
+  CHECK(compat.rows[0].total_bytes == 66362880.0 * 4 + 512 * 8);  // + position_ids int64
+
+  const TensorTree mlm = tree("distilbert-base-uncased.json");
+  CHECK(mlm.class_name() == "DistilBertForMaskedLM");
+  // + vocab_transform 590,592 + vocab_layer_norm 1536 + vocab_projector.bias 30522.
+  CHECK(mlm.parameter_count() == 66985530);
+  check_tied(mlm, "vocab_projector.weight", "distilbert.embeddings.word_embeddings.weight");
+  check_tensor(mlm, "distilbert.transformer.layer.5.ffn.lin1.weight", {3072, 768});
+  check_tensor(mlm, "distilbert.transformer.layer.0.attention.q_lin.weight", {768, 768});
+  check_tensor(mlm, "vocab_projector.bias", {30522});
+  CHECK(mlm.find_tensor("distilbert.embeddings.token_type_ids") < 0);
+  check_tensor(mlm, "distilbert.embeddings.position_ids", {1, 512});
+  CHECK(mlm.no_split_classes.empty());
+
+  const TensorTree cls = tree("distilbert-base-uncased.json", "DistilBertForSequenceClassification");
+  CHECK(cls.parameter_count() == 66362880 + 590592 + 1538);
+  CHECK(error_of(R"({"model_type": "distilbert", "n_heads": 5})") == ErrorCode::kInvalidValue);
+}
+
+TEST_CASE("albert: albert-base-v2") {
+  // AlbertModel: embeddings 30000*128 + 512*128 + 2*128 + 256 = 3,906,048; mapping_in
+  // 128*768+768 = 99,072; one shared AlbertLayer 7,087,872; pooler 590,592 → 11,683,584
+  // (ALBERT-base, "12M" in the paper).
+  const Report compat = report("albert-base-v2.json", Mode::kAccelerate);
+  CHECK(compat.model_class == "AlbertModel");
+  CHECK(compat.parameters == 11683584);
+
+  const TensorTree mlm = tree("albert-base-v2.json");
+  CHECK(mlm.class_name() == "AlbertForMaskedLM");
+  // No pooler (11,092,992) + predictions: bias 30000, LayerNorm 256, dense 768*128+128.
+  CHECK(mlm.parameter_count() == 11683584 - 590592 + 30000 + 256 + 98432);
+  check_tied(mlm, "predictions.decoder.weight", "albert.embeddings.word_embeddings.weight");
+  check_tied(mlm, "predictions.decoder.bias", "predictions.bias");
+  check_tensor(mlm, "albert.encoder.embedding_hidden_mapping_in.weight", {768, 128});
+  check_tensor(mlm,
+               "albert.encoder.albert_layer_groups.0.albert_layers.0.attention.query.weight",
+               {768, 768});
+  check_tensor(mlm, "albert.encoder.albert_layer_groups.0.albert_layers.0.ffn.weight",
+               {3072, 768});
+  CHECK(mlm.find_tensor("albert.encoder.albert_layer_groups.1.albert_layers.0.ffn.weight") < 0);
+  check_tensor(mlm, "predictions.dense.weight", {128, 768});
+  CHECK(mlm.named_buffers().size() == 2);
+
+  // Sequence classification keeps the pooler: + classifier 768*2+2.
+  CHECK(tree("albert-base-v2.json", "AlbertForSequenceClassification").parameter_count() ==
+        11683584 + 1538);
+}
+
+TEST_CASE("vit: google/vit-base-patch16-224") {
+  // ViTForImageClassification: embeddings cls 768 + pos 197*768 + conv 768*3*16*16+768 =
+  // 742,656; 12 ViTLayers 85,054,464; layernorm 1536; classifier 768*1000+1000 = 769,000
+  // → 86,567,656 (the model card's 86.6M).
+  const TensorTree t = tree("google--vit-base-patch16-224.json");
+  CHECK(t.class_name() == "ViTForImageClassification");
+  CHECK(t.parameter_count() == 86567656);
+  check_tensor(t, "vit.embeddings.cls_token", {1, 1, 768});
+  check_tensor(t, "vit.embeddings.position_embeddings", {1, 197, 768});
+  check_tensor(t, "vit.embeddings.patch_embeddings.projection.weight", {768, 3, 16, 16});
+  check_tensor(t, "vit.encoder.layer.0.attention.attention.query.bias", {768});
+  check_tensor(t, "classifier.weight", {1000, 768});
+  CHECK(t.find_tensor("vit.pooler.dense.weight") < 0);
+  CHECK(t.named_buffers().empty());
+  CHECK(first_parameter(t) == "vit.embeddings.cls_token");
+
+  // AutoModel → ViTModel with its pooler: 86,567,656 - 769,000 + 590,592 = 86,389,248.
+  // _no_split_modules [ViTEmbeddings, ViTLayer]: the largest layer is one ViTLayer,
+  // 7,087,872 * 4 bytes.
+  const Report compat = report("google--vit-base-patch16-224.json", Mode::kAccelerate);
+  CHECK(compat.model_class == "ViTModel");
+  CHECK(compat.parameters == 86389248);
+  CHECK(compat.rows[0].largest_layer_bytes == 28351488.0);
+  CHECK(compat.rows[0].largest_layer == "27.04 MB");
+  REQUIRE_FALSE(compat.largest_layer_names.empty());
+  CHECK(compat.largest_layer_names[0] == "encoder.layer.0");
+
+  CHECK(error_of(R"({"model_type": "vit", "patch_size": 0})") == ErrorCode::kInvalidValue);
+}
+
+TEST_CASE("clip: openai/clip-vit-base-patch32") {
+  // Text: 49408*512 + 77*512 = 25,336,320; 12 layers of 3,152,384; final LN 1024
+  // → 63,165,952. Vision: class 768 + conv 768*3*32*32 + pos 50*768 = 2,398,464; pre LN 1536;
+  // 12 layers of 7,087,872; post LN 1536 → 87,456,000. Projections 768*512 + 512*512;
+  // logit_scale 1 → 151,277,313 (openai/clip-vit-base-patch32, "151M").
+  const Report compat = report("openai--clip-vit-base-patch32.json", Mode::kAccelerate);
+  CHECK(compat.model_class == "CLIPModel");
+  CHECK(compat.parameters == 151277313);
+  // + position_ids buffers int64 [1, 77] and [1, 50].
+  CHECK(compat.rows[0].total_bytes == 151277313.0 * 4 + (77 + 50) * 8);
+  // CLIPModel._no_split_modules = [CLIPTextEmbeddings, CLIPEncoderLayer]: the text embeddings
+  // are one unit, 25,336,320 * 4 + 77 * 8 bytes.
+  REQUIRE_FALSE(compat.largest_layer_names.empty());
+  CHECK(compat.largest_layer_names[0] == "text_model.embeddings");
+  CHECK(compat.rows[0].largest_layer == "96.65 MB");
+
+  const TensorTree t = tree("openai--clip-vit-base-patch32.json");
+  CHECK(t.class_name() == "CLIPModel");
+  CHECK(first_parameter(t) == "logit_scale");
+  check_tensor(t, "logit_scale", {});
+  check_tensor(t, "vision_model.embeddings.patch_embedding.weight", {768, 3, 32, 32});
+  CHECK(t.find_tensor("vision_model.embeddings.patch_embedding.bias") < 0);
+  check_tensor(t, "vision_model.embeddings.position_ids", {1, 50});
+  check_tensor(t, "text_model.embeddings.position_ids", {1, 77});
+  check_tensor(t, "text_model.encoder.layers.11.mlp.fc1.weight", {2048, 512});
+  check_tensor(t, "visual_projection.weight", {512, 768});
+  check_tensor(t, "text_projection.weight", {512, 512});
+  CHECK(t.find_tensor("text_projection.bias") < 0);
+  // Registration order inside CLIPAttention is k, v, q, out.
+  const auto params = t.named_parameters();
+  CHECK(t.tensors[params[3]].name == "text_model.encoder.layers.0.self_attn.k_proj.weight");
+
+  CHECK(tree("openai--clip-vit-base-patch32.json", "CLIPTextModel").parameter_count() ==
+        63165952);
+  const TensorTree vision = tree("openai--clip-vit-base-patch32.json", "CLIPVisionModel");
+  CHECK(vision.parameter_count() == 87456000);
+  CHECK(vision.no_split_classes == std::vector<std::string>{"CLIPEncoderLayer"});
+  CHECK(tree("openai--clip-vit-base-patch32.json", "CLIPVisionModelWithProjection")
+            .parameter_count() == 87456000 + 768 * 512);
+
+  // Defaults of CLIPTextConfig / CLIPVisionConfig when the parts are absent: the same ViT-B/32.
+  auto defaults = inline_tree(R"({"model_type": "clip"})");
+  REQUIRE(defaults.ok());
+  CHECK(defaults->parameter_count() == 151277313);
+  // A legacy text_config_dict overrides text_config (CLIPConfig's update()).
+  auto legacy = inline_tree(R"({"model_type": "clip", "text_config": {"hidden_size": 512},
+                                 "text_config_dict": {"num_hidden_layers": 6}})");
+  REQUIRE(legacy.ok());
+  CHECK(legacy->parameter_count() == 151277313 - 6 * 3152384);
+
+  CHECK(error_of(R"({"model_type": "clip", "text_config": {"num_attention_heads": 7}})") ==
+        ErrorCode::kInvalidValue);
+  CHECK(error_of(R"({"model_type": "clip", "vision_config": {"hidden_size": 0}})") ==
+        ErrorCode::kInvalidValue);
+}
