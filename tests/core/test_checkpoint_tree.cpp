@@ -114,3 +114,47 @@ TEST_CASE("quantized checkpoints: GPTQ int32 weights unpacked, constants not par
   CHECK(bits_to_bytes(compute_module_sizes(tree, stored).total()) ==
         1024.0 * 4096 * 4 + 32 * 512 * 4 + 32 * 4096 * 2 + 4096 * 4 + 4096 * 2);
 }
+
+TEST_CASE("exact path == config path for every fixture config (synthesised zero-data checkpoints)") {
+  // For each config: write the safetensors header of the state dict the config implies, parse it
+  // back with the strict parser, and estimate from it. Names, shapes, parameter counts and bytes
+  // must agree with the config path.
+  std::size_t checked = 0;
+  for (const auto& file : test::list_dir(test::fixture_path("configs"))) {
+    if (file.size() < 5 || file.substr(file.size() - 5) != ".json") continue;
+    EstimateRequest req;
+    req.config_text = test::fixture("configs/" + file);
+    req.name = file;
+    auto tree = build_tree(req);
+    REQUIRE_MESSAGE(tree.ok(), file << ": " << tree.error().message());
+    std::vector<safetensors::TensorEntry> entries;
+    std::uint64_t state_bytes = 0;
+    bool has_persistent_buffers = false;
+    for (const auto& t : tree->tensors) {
+      if (t.is_alias() || (t.kind == TensorKind::kBuffer && !t.persistent)) continue;
+      if (t.kind == TensorKind::kBuffer) has_persistent_buffers = true;
+      entries.push_back({t.name, t.dtype, t.shape});
+      state_bytes += t.numel * static_cast<std::uint64_t>(dtype_bits(t.dtype)) / 8;
+    }
+    entries = safetensors::layout(entries);
+    const std::string prefix = safetensors::write_header(entries, {{"format", "pt"}});
+    auto header = safetensors::parse(prefix, prefix.size() + state_bytes, file);
+    REQUIRE_MESSAGE(header.ok(), file << ": " << header.error().message());
+    req.checkpoint = checkpoint_tensors({{"model.safetensors", *header}});
+    req.dtypes = {"float32"};
+    auto exact = estimate(req);
+    REQUIRE_MESSAGE(exact.ok(), file << ": " << exact.error().message());
+    INFO(file);
+    CHECK(exact->source == "checkpoint");
+    REQUIRE(exact->comparison);
+    CHECK(exact->comparison->matches());
+    CHECK(exact->stored_bytes == static_cast<double>(state_bytes));
+    req.checkpoint.clear();
+    auto config_path = estimate(req);
+    REQUIRE(config_path.ok());
+    if (!has_persistent_buffers) CHECK(exact->parameters == config_path->parameters);
+    CHECK(exact->model_class == config_path->model_class);
+    ++checked;
+  }
+  CHECK(checked >= 30);
+}

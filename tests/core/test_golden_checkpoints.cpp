@@ -75,3 +75,17 @@ TEST_CASE("gpt2: published parameter count and the tied lm_head") {
   CHECK(acc->buffers_bytes == 12 * (1024.0 * 1024 / 8 + 4));
   CHECK(acc->rows[0].total_bytes == (124439808.0) * 4 + 12 * (1024.0 * 1024 / 8 + 4));
 }
+
+TEST_CASE("Meta-Llama-3-70B: published parameter count; GQA k/v projections") {
+  EstimateRequest req;
+  req.config_text = test::fixture("configs/meta-llama--Meta-Llama-3-70B.json");
+  req.name = "meta-llama/Meta-Llama-3-70B";
+  auto r = estimate(req);
+  REQUIRE_MESSAGE(r.ok(), r.error().message());
+  CHECK(r->parameters == 70553706496ULL);  // the Hub's safetensors total for the model
+  auto tree = build_tree(req);
+  REQUIRE(tree.ok());
+  const int k = tree->find_tensor("model.layers.79.self_attn.k_proj.weight");
+  REQUIRE(k >= 0);
+  CHECK(tree->tensors[k].shape == Shape{1024, 8192});  // 8 KV heads × 128
+}
