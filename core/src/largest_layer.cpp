@@ -1,57 +1,59 @@
 #include "memfit/largest_layer.h"
 
+#include <algorithm>
 #include <deque>
 
 namespace memfit {
-namespace {
 
-struct Item {
-  bool is_tensor;
-  int index;
-};
-
-void push_members(const TensorTree& tree, const ModuleNode& m, bool with_direct_tensors,
-                  std::deque<Item>& queue) {
-  // Items are pushed to the front in reverse so they come out in registration order.
-  std::vector<Item> items;
-  if (with_direct_tensors)
+std::vector<TreeItem> member_items(const TensorTree& tree, int module, bool with_params,
+                                   bool with_buffers) {
+  const ModuleNode& m = tree.modules[module];
+  std::vector<TreeItem> items;
+  if (with_params)
     for (int p : m.params)
       if (!tree.tensors[p].is_alias()) items.push_back({true, p});
   for (int c : m.children) items.push_back({false, c});
-  if (with_direct_tensors)
+  if (with_buffers)
     for (int b : m.buffers) items.push_back({true, b});
-  for (auto it = items.rbegin(); it != items.rend(); ++it) queue.push_front(*it);
+  return items;
 }
 
-}  // namespace
+std::vector<TreeItem> root_items(const TensorTree& tree) { return member_items(tree, 0, true, true); }
 
-LargestLayer largest_layer(const TensorTree& tree, const ModuleSizes& sizes, LayerRule rule) {
+LargestLayer largest_layer_among(const TensorTree& tree, const ModuleSizes& sizes,
+                                 const std::vector<TreeItem>& items,
+                                 const std::vector<std::string>& no_split, LayerRule rule) {
   LargestLayer out;
-  std::deque<Item> queue;
-  push_members(tree, tree.root(), /*with_direct_tensors=*/true, queue);
+  std::deque<TreeItem> queue(items.begin(), items.end());
+  auto is_no_split = [&](const ModuleNode& m) {
+    return std::find(no_split.begin(), no_split.end(), m.class_name) != no_split.end();
+  };
   while (!queue.empty()) {
-    const Item item = queue.front();
+    const TreeItem item = queue.front();
     queue.pop_front();
-    const std::string* name = nullptr;
-    if (item.is_tensor) {
-      name = &tree.tensors[item.index].name;
-    } else {
+    if (!item.is_tensor) {
       const ModuleNode& m = tree.modules[item.index];
-      if (!m.children.empty() && !tree.is_no_split(m)) {
-        push_members(tree, m, rule == LayerRule::kComplete, queue);
+      if (!m.children.empty() && !is_no_split(m)) {
+        const bool all = rule == LayerRule::kComplete;
+        const auto members = member_items(tree, item.index, all, all);
+        queue.insert(queue.begin(), members.begin(), members.end());
         continue;
       }
-      name = &m.name;
     }
-    const Bits size = sizes.at(*name);
+    const std::string& name = item.name(tree);
+    const Bits size = sizes.at(name);
     if (size > out.bits) {
       out.bits = size;
-      out.names = {*name};
+      out.names = {name};
     } else if (size == out.bits) {
-      out.names.push_back(*name);
+      out.names.push_back(name);
     }
   }
   return out;
+}
+
+LargestLayer largest_layer(const TensorTree& tree, const ModuleSizes& sizes, LayerRule rule) {
+  return largest_layer_among(tree, sizes, root_items(tree), tree.no_split_classes, rule);
 }
 
 }  // namespace memfit

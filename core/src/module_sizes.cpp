@@ -16,8 +16,12 @@ bool counted(const TensorInfo& t, const SizeOptions& opt) {
 Bits tensor_bits(const TensorInfo& t, const SizeOptions& opt) {
   if (!counted(t, opt)) return 0;
   int bits = opt.bool_as_bit ? accounting_bits(t.dtype) : dtype_bits(t.dtype);
-  if (opt.dtype && is_floating(t.dtype))
+  auto special = opt.special_dtypes.find(t.name);
+  if (special != opt.special_dtypes.end()) {
+    bits = opt.bool_as_bit ? accounting_bits(special->second) : dtype_bits(special->second);
+  } else if (opt.dtype && is_floating(t.dtype)) {
     bits = opt.cast_floats ? dtype_bits(*opt.dtype) : std::min(bits, dtype_bits(*opt.dtype));
+  }
   Bits out = 0;
   if (__builtin_mul_overflow(t.numel, static_cast<Bits>(bits), &out))
     throw Error(ErrorCode::kOverflow, fmt::format("tensor '{}': size overflows", t.name));

@@ -31,6 +31,8 @@ struct SizeOptions {
   // With `dtype`: count floating tensors at exactly that dtype (a load with torch_dtype casts
   // both ways) instead of accelerate's min(). Used for checkpoints stored in half precision.
   bool cast_floats = false;
+  // Per-tensor dtype overrides by full name (accelerate's special_dtypes): applied to any tensor.
+  std::unordered_map<std::string, DType> special_dtypes;
 };
 
 struct ModuleSizes {
