@@ -3,6 +3,7 @@
 
 #include "estimate_command.h"
 #include "inspect_command.h"
+#include "plan_command.h"
 #include "exit_codes.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +29,27 @@ int main(int argc, char** argv) {
   estimate->add_flag("--exact", est.exact,
                      "for a Hub id: read the safetensors headers (HTTP Range) for exact sizes");
   estimate->add_flag("--json", est.json, "print the report as JSON");
+  // Will it run? (inference, training, GPU fit: README "Will it run?", docs/memory-model.md)
+  estimate->add_option("--context", est.context, "tokens per sequence (default: min(4096, model max))");
+  estimate->add_option("--batch", est.batch, "sequences at once (default 1)");
+  estimate->add_option("--kv-dtype", est.kv_dtype, "KV cache dtype: float16, bfloat16, float8, int8");
+  estimate->add_option("--engine", est.engine, "transformers (default), vllm, llama.cpp");
+  estimate->add_option("--dtype", est.dtype,
+                       "weights: float32, float16, bfloat16, int8/int4/nf4 (bitsandbytes), fp8");
+  estimate->add_option("--attention", est.attention, "sdpa (default) or eager");
+  estimate->add_option("--overhead", est.overhead, "runtime overhead per GPU (default 500MiB)");
+  estimate->add_option("--encoder-length", est.encoder_length,
+                       "encoder-decoder: encoder tokens (default: max_source_positions, else context)");
+  estimate->add_option("--vram", est.vram, "GPU memory, e.g. 24GiB: solve the largest context / batch");
+  estimate->add_option("--gpu", est.gpu, "a GPU from the catalogue, e.g. \"RTX 4090\"");
+  estimate->add_option("--train", est.train, "full, lora or qlora");
+  estimate->add_option("--rank", est.rank, "LoRA rank (default 8)");
+  estimate->add_option("--targets", est.targets, "LoRA target modules, comma-separated, or all-linear");
+  estimate->add_option("--optimizer", est.optimizer, "adamw (default), adamw8bit, adafactor, sgd");
+  estimate->add_flag("--grad-checkpointing", est.grad_checkpointing, "keep only layer inputs");
+  estimate->add_option("--zero", est.zero, "DeepSpeed ZeRO stage 1, 2 or 3 over --gpus");
+  estimate->add_flag("--fsdp", est.fsdp, "FSDP FULL_SHARD over --gpus");
+  estimate->add_option("--gpus", est.gpus, "GPUs to shard training over");
 
   memfit::cli::InspectArgs ins;
   CLI::App* inspect = app.add_subcommand(
@@ -45,6 +67,28 @@ int main(int argc, char** argv) {
   validate->add_option("--class", val.class_name, "model class (default: architectures[0])");
   validate->add_flag("--json", val.json, "print JSON");
 
+  memfit::cli::PlanArgs pl;
+  CLI::App* plan = app.add_subcommand(
+      "plan", "Where each layer goes for given GPU/CPU/disk budgets (accelerate's device_map, or fit)");
+  plan->add_option("model", pl.model, "Hub id, config.json, or model folder")->required();
+  plan->add_option("--max-memory", pl.max_memory, "budgets, e.g. 0=24GiB,1=24GiB,cpu=64GiB");
+  plan->add_option("--device-map", pl.strategy, "auto, balanced, balanced_low_0, sequential, fit")
+      ->check(CLI::IsMember({"auto", "balanced", "balanced_low_0", "sequential", "fit"}));
+  plan->add_option("--dtype", pl.dtype, "dtype the weights are loaded in (e.g. float16)");
+  plan->add_option("--no-split", pl.no_split, "module classes never split (default: the model's)");
+  plan->add_option("--special-dtype", pl.special_dtypes, "NAME=DTYPE overrides");
+  plan->add_flag("--offload-buffers", pl.offload_buffers, "offload buffers with their modules");
+  plan->add_flag("--no-disk", pl.no_disk, "fail instead of offloading to disk");
+  plan->add_option("--context", pl.context, "tokens per sequence (fit: KV cache)");
+  plan->add_option("--batch", pl.batch, "sequences (fit: KV cache)");
+  plan->add_option("--overhead", pl.overhead, "runtime overhead per GPU (fit), default 500MiB");
+  plan->add_option("--class", pl.class_name, "model class (default: accelerate's choice)");
+  plan->add_option("--library_name,--library", pl.library, "transformers or timm");
+  plan->add_flag("--explain", pl.explain, "say what each device holds and why");
+  plan->add_flag("--json", pl.json, "print JSON");
+  plan->add_option("--output", pl.output, "write the device map (JSON) to this file");
+  plan->add_option("--check", pl.check, "validate a device map file against the model instead");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -53,5 +97,6 @@ int main(int argc, char** argv) {
   if (estimate->parsed()) return memfit::cli::run_estimate(est);
   if (inspect->parsed()) return memfit::cli::run_inspect(ins);
   if (validate->parsed()) return memfit::cli::run_validate(val);
+  if (plan->parsed()) return memfit::cli::run_plan(pl);
   return memfit::cli::kExitUsage;
 }

@@ -108,6 +108,7 @@ Built build(const EstimateRequest& req) {
     throw Error(ErrorCode::kInvalidArgument, "--source checkpoint: no safetensors checkpoint found");
   if (use_checkpoint) return build_from_checkpoint(req);
   Built b = build_from_config(req);
+  b.tree = for_era(b.tree, req.mode == Mode::kAccelerate);
   b.parameters = b.tree.parameter_count();
   return b;
 }
@@ -227,7 +228,9 @@ std::string mode_name(Mode m) { return m == Mode::kAccelerate ? "accelerate" : "
 Result<TensorTree> build_tree(const EstimateRequest& req, std::string* model_type,
                               std::vector<std::string>* notes) {
   return capture([&]() -> TensorTree {
-    Built b = build(req);
+    const bool checkpoint = !req.checkpoint.empty() && req.mode == Mode::kMemfit &&
+                            req.source != EstimateRequest::Source::kConfig;
+    Built b = checkpoint ? build(req) : build_from_config(req);
     if (model_type) *model_type = b.model_type;
     if (notes) *notes = b.notes;
     return std::move(b.tree);

@@ -57,4 +57,52 @@ std::uint64_t TensorTree::parameter_count() const {
   return n;
 }
 
+TensorTree for_era(const TensorTree& tree, bool legacy) {
+  const BufferEra drop = legacy ? BufferEra::kCurrentOnly : BufferEra::kLegacyOnly;
+  const std::size_t nm = tree.modules.size();
+  // A module survives when it had no tensors at all below it (e.g. a tied-only or empty module)
+  // or keeps at least one.
+  std::vector<int> had(nm, 0), kept(nm, 0);
+  for (const auto& t : tree.tensors)
+    for (int m = t.module; m >= 0; m = tree.modules[m].parent) {
+      had[m] = 1;
+      if (t.era != drop) kept[m] = 1;
+    }
+  TensorTree out;
+  out.no_split_classes = tree.no_split_classes;
+  std::vector<int> new_module(nm, -1), new_tensor(tree.tensors.size(), -1);
+  for (std::size_t m = 0; m < nm; ++m) {
+    const ModuleNode& old = tree.modules[m];
+    if (m != 0 && (had[m] && !kept[m])) continue;
+    if (m != 0 && new_module[old.parent] < 0) continue;
+    ModuleNode n;
+    n.name = old.name;
+    n.class_name = old.class_name;
+    n.parent = m == 0 ? -1 : new_module[old.parent];
+    new_module[m] = static_cast<int>(out.modules.size());
+    if (n.parent >= 0) out.modules[n.parent].children.push_back(new_module[m]);
+    out.modules.push_back(std::move(n));
+  }
+  for (std::size_t i = 0; i < tree.tensors.size(); ++i) {
+    const TensorInfo& t = tree.tensors[i];
+    if (t.era == drop || new_module[t.module] < 0) continue;
+    TensorInfo c = t;
+    c.module = new_module[t.module];
+    new_tensor[i] = static_cast<int>(out.tensors.size());
+    out.tensors.push_back(std::move(c));
+  }
+  for (auto& t : out.tensors)
+    if (t.tied_to >= 0) t.tied_to = new_tensor[t.tied_to];
+  // Keep each module's registration order of parameters and buffers.
+  for (std::size_t m = 0; m < nm; ++m) {
+    if (new_module[m] < 0) continue;
+    ModuleNode& n = out.modules[new_module[m]];
+    for (int p : tree.modules[m].params)
+      if (new_tensor[p] >= 0) n.params.push_back(new_tensor[p]);
+    for (int b : tree.modules[m].buffers)
+      if (new_tensor[b] >= 0) n.buffers.push_back(new_tensor[b]);
+  }
+  return out;
+}
+
 }  // namespace memfit

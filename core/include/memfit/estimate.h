@@ -60,7 +60,8 @@ struct Report {
   std::optional<TreeComparison> comparison;  // config vs checkpoint, when both are known
 };
 
-// The tree that would be estimated (class selection included).
+// The tree the family describes for the selected class, with the buffers of every transformers
+// era (estimate() and the planner narrow it with for_era() for their mode).
 Result<TensorTree> build_tree(const EstimateRequest& req, std::string* model_type = nullptr,
                               std::vector<std::string>* notes = nullptr);
 Result<Report> estimate(const EstimateRequest& req);

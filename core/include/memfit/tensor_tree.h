@@ -72,4 +72,9 @@ class TensorTree {
   std::uint64_t parameter_count() const;  // unique parameters (aliases not counted)
 };
 
+// The tree as one transformers era allocates it: `legacy` (4.40) drops kCurrentOnly tensors,
+// otherwise kLegacyOnly ones; a module left with nothing (it only held such buffers, like 4.40's
+// per-layer rotary_emb today) disappears too, so device maps never name it.
+TensorTree for_era(const TensorTree& tree, bool legacy);
+
 }  // namespace memfit

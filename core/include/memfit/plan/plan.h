@@ -1,0 +1,53 @@
+// memfit/plan/plan.h — one planning request, whatever the strategy, shared by the CLI and the
+// JSON API: build the tree, plan, account bytes per device, and render JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/estimate.h"
+#include "memfit/plan/device.h"
+#include "memfit/plan/device_map.h"
+#include "memfit/plan/fit.h"
+
+namespace memfit::plan {
+
+struct PlanRequest {
+  EstimateRequest model;   // config/name/library/class; the mode picks the class (accelerate's by default)
+  MaxMemory max_memory;
+  std::string strategy = "auto";  // auto | balanced | balanced_low_0 | sequential | fit
+  std::optional<DType> dtype;
+  std::optional<std::vector<std::string>> no_split;
+  std::unordered_map<std::string, DType> special_dtypes;
+  bool offload_buffers = false;
+  bool no_disk = false;
+  std::uint64_t context = 4096, batch = 1;
+  std::uint64_t overhead_bytes = 500ull << 20;
+  // KV bytes per unit and activation bytes for `fit` (computed by the caller from the config).
+  std::unordered_map<std::string, std::uint64_t> kv_bytes;
+  std::uint64_t activation_bytes = 0;
+};
+
+struct PlanResult {
+  std::string strategy;
+  std::string model_class;
+  DeviceMap device_map;
+  MaxMemory max_memory;  // budgets used (after balancing for auto/balanced/balanced_low_0)
+  std::vector<std::pair<std::string, double>> bytes_per_device;  // device key → bytes
+  double streamed_bytes = 0;
+  std::vector<std::string> explain;
+  std::optional<FitPlan> fit;
+};
+
+Result<PlanResult> run_plan(const PlanRequest& req);
+nlohmann::ordered_json plan_to_json(const PlanResult& r);
+// {"model.embed_tokens": 0, "lm_head": "cpu"} — the form accelerate and the loader accept.
+nlohmann::ordered_json device_map_to_json(const DeviceMap& map);
+Result<DeviceMap> device_map_from_json(const std::string& text, const std::string& source);
+
+}  // namespace memfit::plan

@@ -1,0 +1,115 @@
+#include "plan_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "exit_codes.h"
+#include "memfit/convert_bytes.h"
+#include "memfit/plan/plan.h"
+#include "model_source.h"
+
+namespace memfit::cli {
+namespace {
+
+template <typename T>
+T or_fail(Result<T> r) {
+  if (!r) throw CliError{exit_code_for(r.error().code()), r.error().message()};
+  return std::move(r).value();
+}
+
+std::uint64_t count_arg(const std::string& s, const char* what) {
+  auto v = plan::parse_size(s);
+  if (!v) throw CliError{kExitUsage, fmt::format("--{}: '{}' is not a non-negative integer", what, s)};
+  return *v;
+}
+
+// Writes to a temporary file in the same folder, then renames: never a half-written map.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw CliError{kExitFile, fmt::format("{}: cannot write", path)};
+    out << text;
+    out.flush();
+    if (!out) throw CliError{kExitFile, fmt::format("{}: write failed", path)};
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw CliError{kExitFile, fmt::format("{}: cannot write ({})", path, ec.message())};
+  }
+}
+
+plan::PlanRequest build_request(const PlanArgs& args, const ModelSource& src) {
+  plan::PlanRequest req;
+  req.model.config_text = src.config_text;
+  req.model.name = src.name;
+  req.model.library = src.library;
+  req.model.mode = Mode::kAccelerate;  // the class accelerate would build, unless --class
+  req.model.class_override = args.class_name;
+  req.max_memory = or_fail(plan::parse_max_memory(args.max_memory));
+  req.strategy = args.strategy;
+  if (!args.dtype.empty()) {
+    auto dt = dtype_from_name(args.dtype);
+    if (!dt) throw CliError{kExitUsage, fmt::format("--dtype: unknown dtype '{}'", args.dtype)};
+    req.dtype = dt;
+  }
+  if (!args.no_split.empty()) req.no_split = args.no_split;
+  for (const auto& s : args.special_dtypes) {
+    const auto eq = s.rfind('=');
+    auto dt = eq == std::string::npos ? std::nullopt : dtype_from_name(s.substr(eq + 1));
+    if (!dt) throw CliError{kExitUsage, fmt::format("--special-dtype: '{}' is not NAME=DTYPE", s)};
+    req.special_dtypes[s.substr(0, eq)] = *dt;
+  }
+  req.offload_buffers = args.offload_buffers;
+  req.no_disk = args.no_disk;
+  req.context = count_arg(args.context, "context");
+  req.batch = count_arg(args.batch, "batch");
+  req.overhead_bytes = or_fail(plan::parse_size(args.overhead));
+  return req;
+}
+
+void print_text(const plan::PlanResult& r, bool explain) {
+  fmt::print("device map ({}, {}):\n{}\n", r.strategy, r.model_class,
+             plan::device_map_to_json(r.device_map).dump());
+  for (const auto& line : r.explain)
+    if (explain || line.rfind("first streamed", 0) != 0) fmt::print("{}\n", line);
+}
+
+}  // namespace
+
+int run_plan(const PlanArgs& args) {
+  try {
+    hub::HubClient client(hub::HubOptions::from_environment());
+    const ModelSource src = resolve_model(args.model, {args.library, ""}, &client);
+    if (!args.check.empty()) {
+      EstimateRequest model;
+      model.config_text = src.config_text;
+      model.name = src.name;
+      model.library = src.library;
+      model.mode = Mode::kAccelerate;
+      model.class_override = args.class_name;
+      const TensorTree tree = for_era(or_fail(build_tree(model)), /*legacy=*/true);
+      const plan::DeviceMap map = or_fail(plan::device_map_from_json(read_file(args.check), args.check));
+      or_fail(plan::check_device_map(tree, map));
+      fmt::print("{}: the device map covers every tensor of {}\n", args.check, tree.class_name());
+      return kExitOk;
+    }
+    if (args.max_memory.empty()) throw CliError{kExitUsage, "--max-memory is required (e.g. 0=24GiB,cpu=64GiB)"};
+    const plan::PlanResult r = or_fail(plan::run_plan(build_request(args, src)));
+    if (!args.output.empty())
+      write_atomically(args.output, plan::device_map_to_json(r.device_map).dump(2) + "\n");
+    if (args.json) fmt::print("{}\n", plan::plan_to_json(r).dump(2));
+    else print_text(r, args.explain);
+    return kExitOk;
+  } catch (const CliError& e) {
+    fmt::print(stderr, "memfit: error: {}\n", e.message);
+    return e.exit_code;
+  }
+}
+
+}  // namespace memfit::cli

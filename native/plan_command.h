@@ -1,0 +1,27 @@
+// native/plan_command.h — `memfit plan`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace memfit::cli {
+
+struct PlanArgs {
+  std::string model;
+  std::string max_memory;            // "0=24GiB,1=24GiB,cpu=64GiB"
+  std::string strategy = "auto";     // --device-map
+  std::string dtype;
+  std::vector<std::string> no_split;
+  std::vector<std::string> special_dtypes;  // NAME=DTYPE
+  bool offload_buffers = false;
+  bool no_disk = false;
+  std::string context = "4096", batch = "1", overhead = "500MiB";
+  std::string class_name, library;
+  bool explain = false, json = false;
+  std::string output;  // write the device map here (atomically)
+  std::string check;   // validate this device map file instead of planning
+};
+
+int run_plan(const PlanArgs& args);
+
+}  // namespace memfit::cli

@@ -1,0 +1,59 @@
+// `memfit plan` end to end on a local config.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "support/reference.h"
+#include "support/run_process.h"
+
+using memfit::test::run_memfit;
+
+TEST_CASE("plan --json: the map, bytes per device and the budgets used") {
+  const std::string cfg = memfit::test::fixture_path("configs/gpt2.json");
+  // GPT2Model (accelerate's class) in float32: 124,439,808 × 4 = 497.76 MB of weights + 4.40 buffers.
+  auto r = run_memfit({"plan", cfg, "--max-memory", "0=200MB,cpu=1GB", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["model_class"] == "GPT2Model");
+  CHECK(j["device_map"]["wte"] == 0);
+  CHECK(j["max_memory"]["0"] == 200000000);  // one GPU: the budget stays as given
+  double sum = 0;
+  for (const auto& [k, v] : j["bytes_per_device"].items()) sum += v.get<double>();
+  CHECK(sum == 124439808.0 * 4 + 12 * (1024.0 * 1024 / 8 + 4));
+  CHECK(j["bytes_per_device"]["0"].get<double>() <= 200000000);
+  CHECK(j["streamed_bytes"].get<double>() == sum - j["bytes_per_device"]["0"].get<double>());
+}
+
+TEST_CASE("plan --output writes a map that --check accepts; errors write nothing") {
+  const std::string cfg = memfit::test::fixture_path("configs/gpt2.json");
+  char tmpl[] = "/tmp/memfit-plan-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string out = dir + "/map.json";
+  auto r = run_memfit({"plan", cfg, "--max-memory", "0=300MB,cpu=1GB", "--device-map", "sequential",
+                       "--output", out});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(run_memfit({"plan", cfg, "--check", out}).exit_code == 0);
+  // A map that misses tensors is reported by name.
+  {
+    std::FILE* f = std::fopen((dir + "/partial.json").c_str(), "w");
+    std::fputs(R"({"wte": 0, "wpe": 0, "h": "cpu"})", f);
+    std::fclose(f);
+  }
+  auto partial = run_memfit({"plan", cfg, "--check", dir + "/partial.json"});
+  CHECK(partial.exit_code != 0);
+  CHECK(partial.err.find("'ln_f.weight'") != std::string::npos);
+  // Impossible without disk, unparsable sizes, unknown devices: an error and no file.
+  const std::string none = dir + "/none.json";
+  auto no_disk = run_memfit({"plan", cfg, "--max-memory", "0=10MB,cpu=10MB", "--no-disk", "--output", none});
+  CHECK(no_disk.exit_code != 0);
+  CHECK(no_disk.err.find("does not fit without disk") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(none));
+  CHECK(run_memfit({"plan", cfg, "--max-memory", "0=lots"}).exit_code == 2);
+  auto cuda = run_memfit({"plan", cfg, "--max-memory", "cuda:0=24GiB"});
+  CHECK(cuda.exit_code == 2);
+  CHECK(cuda.err.find("write GPU 0 as \"0\"") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
