@@ -10,7 +10,10 @@
 #include "exit_codes.h"
 #include "memfit/convert_bytes.h"
 #include "memfit/estimate.h"
+#include "memfit/gpu_catalog.h"
+#include "memfit/lora.h"
 #include "memfit/report_json.h"
+#include "memfit/will_it_run.h"
 #include "model_source.h"
 
 namespace memfit::cli {
@@ -51,7 +54,69 @@ bool is_checkpoint_file(const std::string& path) {
          (path.size() >= 11 && path.compare(path.size() - 11, 11, ".index.json") == 0);
 }
 
+// The will-it-run options of the command line; CliError(kExitUsage) for a bad value.
+RunOptions run_options(const EstimateArgs& a) {
+  RunOptions o;
+  auto usage = [](const std::string& msg) { return CliError{kExitUsage, msg}; };
+  if (a.context < 0 || a.batch < 0 || a.rank < 0 || a.gpus < 0 || a.encoder_length < 0)
+    throw usage("--context, --batch, --rank, --gpus and --encoder-length must be positive");
+  if (a.context > 0) o.context = a.context;
+  if (a.batch > 0) o.batch = a.batch;
+  o.kv_dtype = a.kv_dtype;
+  if (!a.engine.empty()) {
+    auto e = engine_from_name(a.engine);
+    if (!e) throw usage(fmt::format("--engine: unknown value '{}' (transformers, vllm, llama.cpp)", a.engine));
+    o.engine = *e;
+  }
+  o.dtype = a.dtype;
+  if (!a.attention.empty()) {
+    auto at = attention_impl_from_name(a.attention);
+    if (!at) throw usage(fmt::format("--attention: unknown value '{}' (sdpa, eager)", a.attention));
+    o.attention = *at;
+  }
+  auto size = [&](const std::string& text, const char* flag) {
+    const Result<double> v = capture([&] { return parse_memory_size(text, flag); });
+    if (!v) throw usage(v.error().message());
+    return *v;
+  };
+  if (!a.overhead.empty()) o.overhead_bytes = size(a.overhead, "--overhead");
+  if (!a.vram.empty()) o.vram_bytes = size(a.vram, "--vram");
+  o.gpu = a.gpu;
+  o.encoder_length = a.encoder_length;
+  const bool train_flags = a.rank > 0 || !a.targets.empty() || !a.optimizer.empty() ||
+                           a.grad_checkpointing || a.zero != 0 || a.fsdp || a.gpus > 0;
+  if (a.train.empty() && train_flags)
+    throw usage("--rank, --targets, --optimizer, --grad-checkpointing, --zero, --fsdp and --gpus need --train");
+  if (!a.train.empty()) {
+    TrainingOptions t;
+    auto m = train_method_from_name(a.train);
+    if (!m) throw usage(fmt::format("--train: unknown value '{}' (full, lora, qlora)", a.train));
+    t.method = *m;
+    if (a.rank > 0) t.rank = a.rank;
+    if (!a.targets.empty()) t.targets = parse_lora_targets(a.targets);
+    if (!a.optimizer.empty()) {
+      auto opt = optimizer_from_name(a.optimizer);
+      if (!opt)
+        throw usage(fmt::format("--optimizer: unknown value '{}' (adamw, adamw8bit, adafactor, sgd)", a.optimizer));
+      t.optimizer = *opt;
+    }
+    t.grad_checkpointing = a.grad_checkpointing;
+    t.zero_stage = a.zero;
+    t.fsdp = a.fsdp;
+    if (a.gpus > 0) t.gpus = a.gpus;
+    o.train = t;
+  }
+  return o;
+}
+
 }  // namespace
+
+bool EstimateArgs::wants_run() const {
+  return context > 0 || batch > 0 || !kv_dtype.empty() || !engine.empty() || !dtype.empty() ||
+         !attention.empty() || !overhead.empty() || encoder_length > 0 || !vram.empty() ||
+         !gpu.empty() || !train.empty() || rank > 0 || !targets.empty() || !optimizer.empty() ||
+         grad_checkpointing || zero != 0 || fsdp || gpus > 0;
+}
 
 int run_estimate(const EstimateArgs& args) {
   try {
@@ -61,6 +126,9 @@ int run_estimate(const EstimateArgs& args) {
     if (args.source != "auto" && args.source != "config" && args.source != "checkpoint")
       throw CliError{kExitUsage, fmt::format("--source: unknown value '{}' (auto, config, checkpoint)",
                                              args.source)};
+    // Will-it-run options are checked before anything is fetched.
+    std::optional<RunOptions> run_opts;
+    if (args.wants_run()) run_opts = run_options(args);
     hub::HubClient client(hub::HubOptions::from_environment());
     const bool want_checkpoint = args.source != "config" && args.compat.empty();
     std::optional<Checkpoint> checkpoint;
@@ -96,18 +164,30 @@ int run_estimate(const EstimateArgs& args) {
       req.source = EstimateRequest::Source::kCheckpoint;
       for (const auto& w : checkpoint->warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
     }
-    const Result<Report> report = estimate(req);
-    if (!report) {
-      const Error& e = report.error();
+    auto fail = [&](const Error& e) {
       if (args.json) fmt::print(stderr, "{}\n", error_to_json(e).dump());
       else fmt::print(stderr, "memfit: error: {}\n", e.message());
       return exit_code_for(e.code());
+    };
+    const Result<Report> report = estimate(req);
+    if (!report) return fail(report.error());
+    std::optional<RunReport> run;
+    if (run_opts) {
+      Result<RunReport> r = will_it_run(req, *run_opts);
+      if (!r) return fail(r.error());
+      run = std::move(r).value();
     }
     if (args.json) {
-      fmt::print("{}\n", report_to_json(*report).dump(2));
+      auto j = report_to_json(*report);
+      if (run) {
+        const auto extra = run_report_to_json(*run);
+        for (const auto& [key, value] : extra.items()) j[key] = value;
+      }
+      fmt::print("{}\n", j.dump(2));
     } else {
       fmt::print("{}\n", render_table(*report));
       if (req.mode == Mode::kMemfit) print_memfit_details(*report);
+      if (run) fmt::print("{}", render_run_report(*run));
     }
     return kExitOk;
   } catch (const CliError& e) {

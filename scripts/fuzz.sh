@@ -16,7 +16,7 @@ pids=()
 for t in safetensors index config; do
   mkdir -p "build/fuzz/corpus-$t"
   ./build/fuzz/tests/fuzz_$t "build/fuzz/corpus-$t" "tests/data/fuzz/$t" \
-    -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -max_len=65536 \
+    -max_total_time="$seconds" -timeout=120 -rss_limit_mb=4096 -max_len=65536 \
     -artifact_prefix="build/fuzz/artifacts/$t-" -print_final_stats=1 \
     >"build/fuzz/$t.log" 2>&1 &
   pids+=($!)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and passes every test: the debug build with the whole ctest
 # suite (reference parity included, when ../shared/reference exists), then the same suite under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# AddressSanitizer + UndefinedBehaviorSanitizer; then the WebAssembly build (the same core
+# tests under node) and the web page's tests (node --test + playwright-core + chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/deps.sh
@@ -17,3 +18,14 @@ for preset in native-debug native-asan; do
   cmake --build --preset "$preset" -j "$jobs"
   ctest --preset "$preset" -j "$jobs"
 done
+
+echo "=== wasm-release + web ==="
+ensure_web_packages
+ensure_npm_packages
+cmake --preset wasm-release >/dev/null
+cmake --build --preset wasm-release -j "$jobs"
+ctest --preset wasm-release -j "$jobs"
+node web/tools/build.mjs --wasm build/wasm-release/wasm/dist --out build/web
+MEMFIT_WASM_DIR=$(pwd)/build/wasm-release/wasm/dist MEMFIT_WEB_DIR=$(pwd)/build/web \
+  MEMFIT_CLI=$(pwd)/build/native-debug/native/memfit MEMFIT_SCREENSHOTS=$(pwd)/build/web-tests/screenshots \
+  node --test tests/web/

@@ -1,10 +1,13 @@
 #include "memfit/plan/plan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "memfit/convert_bytes.h"
 #include "memfit/plan/infer_device_map.h"
 #include "memfit/strict_json.h"
+#include "memfit/will_it_run.h"
 
 namespace memfit::plan {
 namespace {
@@ -29,6 +32,40 @@ AccelerateOptions accelerate_options(const PlanRequest& req) {
   return o;
 }
 
+// `fit` budgets the KV cache and activation workspace with the same model as
+// `memfit estimate --context … --batch …` (will_it_run): the KV cache is spread evenly over the
+// no-split blocks that hold attention layers, in order.
+void runtime_parts(const PlanRequest& req, const TensorTree& tree, std::unordered_map<std::string, std::uint64_t>* kv,
+                   std::uint64_t* activations, std::vector<std::string>* notes) {
+  RunOptions ro;
+  ro.context = static_cast<std::int64_t>(req.context);
+  ro.batch = static_cast<std::int64_t>(req.batch);
+  if (req.dtype) ro.dtype = std::string(torch_name(*req.dtype));
+  EstimateRequest model = req.model;
+  model.mode = Mode::kMemfit;
+  auto run = will_it_run(model, ro);
+  if (!run) {
+    notes->push_back("no KV cache or activations budgeted: " + run.error().message());
+    return;
+  }
+  *activations = static_cast<std::uint64_t>(run->inference.activations.bytes);
+  const std::size_t layers = run->layout.layers.size();
+  if (layers == 0 || run->inference.kv.total() <= 0) return;
+  const std::vector<std::string> no_split = req.no_split ? *req.no_split : tree.no_split_classes;
+  std::vector<std::string> blocks;
+  for (const TreeItem& it : placement_units(tree, no_split))
+    if (!it.is_tensor &&
+        std::find(no_split.begin(), no_split.end(), tree.modules[it.index].class_name) != no_split.end())
+      blocks.push_back(tree.modules[it.index].name);
+  if (blocks.size() < layers) {
+    notes->push_back(fmt::format("KV cache not placed per layer: {} attention layers, {} no-split blocks",
+                                 layers, blocks.size()));
+    return;
+  }
+  const auto per_layer = static_cast<std::uint64_t>(run->inference.kv.total() / static_cast<double>(layers));
+  for (std::size_t i = 0; i < layers; ++i) (*kv)[blocks[i]] = per_layer;
+}
+
 }  // namespace
 
 Result<PlanResult> run_plan(const PlanRequest& req) {
@@ -48,12 +85,16 @@ Result<PlanResult> run_plan(const PlanRequest& req) {
       fo.activation_bytes = req.activation_bytes;
       fo.kv_bytes = req.kv_bytes;
       fo.allow_disk = !req.no_disk;
+      std::vector<std::string> notes;
+      if (fo.kv_bytes.empty() && fo.activation_bytes == 0 && !req.model.config_text.empty())
+        runtime_parts(req, *tree, &fo.kv_bytes, &fo.activation_bytes, &notes);
       auto fit = plan_fit(*tree, req.max_memory, fo);
       if (!fit) throw fit.error();
+      out.explain = notes;
       out.device_map = fit->device_map;
       out.max_memory = req.max_memory;
       out.streamed_bytes = static_cast<double>(fit->streamed_bytes);
-      out.explain = fit->explain;
+      out.explain.insert(out.explain.end(), fit->explain.begin(), fit->explain.end());
       for (const auto& d : fit->devices)
         out.bytes_per_device.emplace_back(d.device.key(), static_cast<double>(d.total()));
       out.fit = std::move(fit).value();

@@ -30,3 +30,24 @@ MEMFIT_NATIVE_PACKAGES=(
   nlohmann-json3-dev libfmt-dev libcli11-dev libcurl4-openssl-dev
   doctest-dev libcpp-httplib-dev libbenchmark-dev
 )
+
+# The WebAssembly build (wasm/: Debian's Emscripten) and the page's browser tests (tests/web:
+# node --test + playwright-core driving Debian's chromium). Why each: README "WebAssembly build".
+MEMFIT_WEB_PACKAGES=(emscripten chromium)
+
+# ensure_web_packages — the above, plus node and npm unless some node is already installed
+# (a NodeSource nodejs ships its own npm; Debian's npm package would conflict with it).
+ensure_web_packages() {
+  local extra=()
+  command -v node >/dev/null || extra+=(nodejs)
+  command -v npm >/dev/null || extra+=(npm)
+  ensure_packages "${MEMFIT_WEB_PACKAGES[@]}" "${extra[@]}"
+}
+
+# ensure_npm_packages — node_modules exactly as package-lock.json says (npm ci), once per lock.
+ensure_npm_packages() {
+  local stamp=node_modules/.memfit-lock
+  if [ -f "$stamp" ] && cmp -s package-lock.json "$stamp"; then return 0; fi
+  npm ci --no-audit --no-fund --loglevel=error >&2
+  cp package-lock.json "$stamp"
+}

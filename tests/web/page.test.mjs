@@ -1,0 +1,448 @@
+// The page in Debian's chromium against the mock Hub (tests/web/support/mock-hub.mjs): the
+// numbers are the CLI's, every Hub failure is explained, exact mode reads headers by Range,
+// the token never leaves the Hub's origin, offline and dropped files work, share links restore
+// the state, and hostile strings stay text. Screenshots go to build/web-tests/screenshots.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startMockHub, TOKEN, XSS } from './support/mock-hub.mjs';
+import { serveStatic } from '../../web/tools/serve.mjs';
+import { launch, openPage, settle, shot } from './support/browser.mjs';
+import { cliJson, memfit } from './support/cli.mjs';
+import { CONFIGS, GOLDEN, WEB_DIR, need } from './support/paths.mjs';
+import { existsSync } from 'node:fs';
+
+let hub, site, browser;
+const CLOSED = 'http://127.0.0.1:9'; // discard port: nothing listens, connections are refused
+
+before(async () => {
+  need(join(WEB_DIR, 'wasm/memfit.wasm'), 'the built site (web/tools/build.mjs)');
+  hub = await startMockHub();
+  site = await serveStatic(WEB_DIR);
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await site?.close();
+  await hub?.close();
+});
+
+const url = (/** @type {Record<string, string>} */ params) => `${site.url}/?${new URLSearchParams({ endpoint: hub.url, ...params })}`;
+
+/** The page's report as "Copy as JSON" gives it. */
+async function pageJson(page) {
+  await page.click('#copy-json');
+  await page.waitForFunction(() => document.getElementById('copy-status').dataset.copied);
+  const text = await page.evaluate(() => document.getElementById('copy-status').dataset.copied);
+  await page.evaluate(() => { delete document.getElementById('copy-status').dataset.copied; });
+  return JSON.parse(text);
+}
+
+async function errorOf(page) {
+  return page.evaluate(() => ({ kind: document.getElementById('error').dataset.kind, text: document.getElementById('error').innerText }));
+}
+
+describe('numbers', () => {
+  const models = ['bert-base-cased', 'gpt2', 'meta-llama/Meta-Llama-3-70B', 'mistralai/Mixtral-8x7B-v0.1',
+    'google/flan-t5-base', 'timm/resnet50.a1_in1k', 'openai/whisper-tiny'];
+  for (const id of models) {
+    test(`the page's numbers are the CLI's: ${id}`, async () => {
+      const { page, problems, context } = await openPage(browser);
+      await page.goto(url({ model: id }));
+      assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+      assert.deepEqual(await pageJson(page), await cliJson([id], { endpoint: hub.url }), 'memfit mode');
+      await page.check('input[name=mode][value=accelerate]');
+      await page.waitForFunction(() => document.querySelector('.facts') && /accelerate/.test(location.search));
+      await page.waitForFunction(() => !/bfloat16/.test(document.querySelector('pre.table').textContent));
+      const cli = await memfit(['estimate', id, '--compat', 'accelerate'], { endpoint: hub.url });
+      assert.equal(cli.code, 0, cli.stderr);
+      assert.equal(await page.locator('pre.table').textContent() + '\n', cli.stdout, 'accelerate table');
+      assert.deepEqual(await pageJson(page), await cliJson([id, '--compat', 'accelerate'], { endpoint: hub.url }));
+      if (id === 'meta-llama/Meta-Llama-3-70B') await shot(page, 'result-accelerate');
+      assert.deepEqual(problems, []);
+      await context.close();
+    });
+  }
+
+  test('dtypes chosen on the page are the CLI --dtypes', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(url({ model: 'mistralai/Mistral-7B-v0.1', dtypes: 'float16,int4' }));
+    assert.equal(await settle(page), 'result');
+    assert.deepEqual(await pageJson(page), await cliJson(['mistralai/Mistral-7B-v0.1', '--dtypes', 'float16', 'int4'], { endpoint: hub.url }));
+    await context.close();
+  });
+});
+
+describe('Hub errors', () => {
+  test('a gated model: explained without a token, computed with one; the token stays on the Hub', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(url({ model: 'memfit-test/gated-llama' }));
+    assert.equal(await settle(page), 'error');
+    const e = await errorOf(page);
+    assert.equal(e.kind, 'gated');
+    assert.match(e.text, /Gated model/);
+    assert.match(e.text, /token/i);
+    await shot(page, 'error-gated');
+    await page.fill('#token', TOKEN);
+    await page.click('#go');
+    await page.waitForFunction(() => !document.getElementById('results').hidden);
+    const r = await pageJson(page);
+    assert.equal(r.model_type, 'llama');
+    const authed = hub.log.filter((l) => l.auth);
+    assert.ok(authed.length > 0 && authed.every((l) => l.auth === `Bearer ${TOKEN}`));
+    assert.ok(!page.url().includes(TOKEN), 'the token is not in the URL');
+    assert.equal(await page.evaluate(() => Object.keys(localStorage).length), 0, 'not remembered unless asked');
+    assert.deepEqual(problems.filter((p) => !/401|403/.test(p)), []);
+    await context.close();
+  });
+
+  test('a wrong token: still gated (HTTP 403)', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(url({ model: 'memfit-test/gated-llama' }));
+    await settle(page);
+    await page.fill('#token', 'hf_wrong');
+    await page.click('#go');
+    await page.waitForFunction(() => /HTTP 403/.test(document.getElementById('error').innerText));
+    assert.equal((await errorOf(page)).kind, 'gated');
+    await context.close();
+  });
+
+  const cases = [
+    ['memfit-test/does-not-exist', 'repo_not_found', /does not exist/],
+    ['memfit-test/no-config', 'entry_not_found', /config\.json/],
+    ['memfit-test/no-library', 'no_library', /library/],
+    ['memfit-test/diffusers-model', 'unsupported_library', /diffusers/],
+    ['memfit-test/unknown-arch', 'unknown_model_type', /Unsupported architecture/],
+  ];
+  for (const [id, kind, re] of cases) {
+    test(`${kind}: ${id}`, async () => {
+      const { page, context } = await openPage(browser);
+      await page.goto(url({ model: id }));
+      assert.equal(await settle(page), 'error');
+      const e = await errorOf(page);
+      assert.equal(e.kind, kind, e.text);
+      assert.match(e.text, re);
+      if (kind === 'repo_not_found') await shot(page, 'error-not-found');
+      await context.close();
+    });
+  }
+
+  test('no library on the Hub: choosing one computes', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(url({ model: 'memfit-test/no-library', library: 'transformers' }));
+    assert.equal(await settle(page), 'result');
+    await context.close();
+  });
+
+  test('a slow Hub times out with a message', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(`${url({ model: 'memfit-test/slow' })}&timeout=800`);
+    assert.equal(await settle(page), 'error');
+    const e = await errorOf(page);
+    assert.equal(e.kind, 'timeout');
+    assert.match(e.text, /did not answer within 1 s/);
+    await context.close();
+  });
+
+  test('a new input cancels the fetch in flight', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(url({ model: 'memfit-test/slow' }));
+    await page.waitForFunction(() => /Asking|Fetching/.test(document.getElementById('status').textContent));
+    await page.locator('#model').pressSequentially('x');
+    await page.waitForFunction(() => document.getElementById('status').textContent === 'Cancelled.');
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => document.getElementById('error').hidden), true);
+    await context.close();
+  });
+
+  test('an unreachable Hub: a network error, or the catalog for a catalog model', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(`${site.url}/?model=memfit-test/anything&endpoint=${encodeURIComponent(CLOSED)}`);
+    assert.equal(await settle(page), 'error');
+    const e = await errorOf(page);
+    assert.equal(e.kind, 'network');
+    assert.match(e.text, /CORS/);
+    await page.fill('#model', 'gpt2');
+    await page.click('#go');
+    await page.waitForFunction(() => !document.getElementById('results').hidden);
+    assert.match(await page.locator('#report').innerText(), /bundled catalog/);
+    await context.close();
+  });
+});
+
+describe('exact mode', () => {
+  for (const id of ['memfit-test/tiny-llama-sharded', 'memfit-test/tiny-gpt2']) {
+    test(`safetensors headers by HTTP Range, as the CLI's --exact: ${id}`, async (t) => {
+      if (!existsSync(GOLDEN)) { t.skip('*** SKIPPED: no reference golden data ***'); return; }
+      const { page, context } = await openPage(browser);
+      const start = hub.log.length;
+      await page.goto(url({ model: id, source: 'exact' }));
+      assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+      const r = await pageJson(page);
+      assert.equal(r.source, 'checkpoint');
+      assert.deepEqual(r, await cliJson([id, '--exact'], { endpoint: hub.url }));
+      const ranged = hub.log.slice(start).filter((l) => l.range);
+      assert.ok(ranged.length >= 1 && ranged.every((l) => l.path.endsWith('.safetensors') && /^bytes=0-65535$/.test(l.range)), JSON.stringify(ranged));
+      assert.match(await page.locator('#report').innerText(), /by HTTP Range/);
+      if (id.endsWith('sharded')) await shot(page, 'result-exact');
+      await context.close();
+    });
+  }
+
+  test('a redirect to a CDN never carries the token', async (t) => {
+    if (!existsSync(GOLDEN)) { t.skip('*** SKIPPED: no reference golden data ***'); return; }
+    const { page, context } = await openPage(browser);
+    await page.goto(url({ model: 'memfit-test/cdn-llama', source: 'exact' }));
+    await page.fill('#token', TOKEN);
+    await page.click('#go');
+    await page.waitForFunction(() => document.documentElement.dataset.state === 'result' && /source: |by HTTP Range/.test(document.getElementById('report').innerText));
+    assert.ok(hub.log.some((l) => l.path.endsWith('cdn-llama/resolve/main/model.safetensors') && l.auth === `Bearer ${TOKEN}`));
+    const cdnGets = hub.cdnLog.filter((l) => l.method === 'GET');
+    assert.ok(cdnGets.length > 0, 'the CDN was asked');
+    assert.ok(hub.cdnLog.every((l) => l.auth === null), JSON.stringify(hub.cdnLog));
+    await context.close();
+  });
+});
+
+describe('offline and local files', () => {
+  test('the bundled catalog works with no network at all', async () => {
+    const { page, context, requests } = await openPage(browser);
+    await page.goto(`${site.url}/?model=bert-base-cased&offline=1&endpoint=${encodeURIComponent(CLOSED)}`);
+    assert.equal(await settle(page), 'result');
+    const ours = await pageJson(page);
+    const cli = await cliJson([join(CONFIGS, 'bert-base-cased.json'), '--name', 'bert-base-cased']);
+    assert.deepEqual(ours, cli);
+    assert.ok(requests.every((u) => u.startsWith(site.url)), `only the site was asked: ${requests.filter((u) => !u.startsWith(site.url))}`);
+    await shot(page, 'result-offline-catalog');
+    await context.close();
+  });
+
+  test('a config.json dropped on the page', async () => {
+    const { page, context, requests } = await openPage(browser);
+    await page.goto(`${site.url}/`);
+    const text = readFileSync(join(CONFIGS, 'microsoft--phi-2.json'), 'utf8');
+    await page.evaluate((content) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([content], 'config.json', { type: 'application/json' }));
+      const zone = document.getElementById('drop');
+      zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, text);
+    assert.equal(await settle(page), 'result');
+    const ours = await pageJson(page);
+    const cli = await cliJson([join(CONFIGS, 'microsoft--phi-2.json'), '--name', ours.name]);
+    assert.deepEqual(ours, cli);
+    assert.ok(requests.every((u) => u.startsWith(site.url)), 'nothing was uploaded');
+    await context.close();
+  });
+
+  test('safetensors shards + index + config chosen as files: only headers are read, exact sizes', async (t) => {
+    if (!existsSync(GOLDEN)) { t.skip('*** SKIPPED: no reference golden data ***'); return; }
+    const { page, context } = await openPage(browser);
+    await page.goto(`${site.url}/`);
+    const dir = join(GOLDEN, 'tiny-gpt2/sharded');
+    const files = ['config.json', 'model.safetensors.index.json', 'model-00001-of-00003.safetensors',
+      'model-00002-of-00003.safetensors', 'model-00003-of-00003.safetensors'].map((f) => join(dir, f));
+    await page.setInputFiles('#files', files);
+    assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+    const ours = await pageJson(page);
+    assert.equal(ours.source, 'checkpoint');
+    const cli = await cliJson([join(dir, 'model.safetensors.index.json'), '--name', ours.name]);
+    assert.deepEqual(ours, cli);
+    await context.close();
+  });
+
+  test('a pasted config.json', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(`${site.url}/?model=google/gemma-2b`);
+    await page.click('#drop summary');
+    await page.fill('#paste', readFileSync(join(CONFIGS, 'google--gemma-2b.json'), 'utf8'));
+    await page.click('#paste-go');
+    assert.equal(await settle(page), 'result');
+    assert.deepEqual(await pageJson(page), await cliJson([join(CONFIGS, 'google--gemma-2b.json'), '--name', 'google/gemma-2b']));
+    await context.close();
+  });
+
+  test('pasting something that is not a config says so', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(`${site.url}/`);
+    await page.click('#drop summary');
+    await page.fill('#paste', '{"hello": 1}');
+    await page.click('#paste-go');
+    assert.equal(await settle(page), 'error');
+    assert.match((await errorOf(page)).text, /neither a config\.json/);
+    await context.close();
+  });
+});
+
+describe('share links', () => {
+  test('the share link restores the whole state', async () => {
+    const { page, context } = await openPage(browser, { permissions: ['clipboard-read', 'clipboard-write'] });
+    await page.goto(url({ model: 'Qwen/Qwen2-7B' }));
+    await settle(page);
+    await page.check('input[name=mode][value=accelerate]');
+    await page.uncheck('input[name=dtype][value=int8]');
+    await page.click('#planner summary');
+    await page.fill('#plan-gpus', '3');
+    await page.selectOption('#plan-strategy', 'sequential');
+    await page.click('#run summary');
+    await page.selectOption('#run-train', 'qlora');
+    await page.waitForTimeout(300);
+    await page.click('#copy-link');
+    await page.waitForFunction(() => document.getElementById('copy-status').dataset.copied);
+    const link = await page.evaluate(() => document.getElementById('copy-status').dataset.copied);
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), link, 'on the clipboard');
+    const q = new URL(link).searchParams;
+    assert.equal(q.get('model'), 'Qwen/Qwen2-7B');
+    assert.equal(q.get('mode'), 'accelerate');
+    assert.equal(q.get('dtypes'), 'float32,float16,int4');
+    assert.equal(q.get('gpus'), '3');
+    assert.equal(q.get('strategy'), 'sequential');
+    assert.equal(q.get('train'), 'qlora');
+    assert.equal(q.get('endpoint'), hub.url);
+    const table = await page.locator('pre.table').textContent();
+
+    const again = await openPage(browser);
+    await again.page.goto(link);
+    assert.equal(await settle(again.page), 'result');
+    assert.equal(await again.page.locator('pre.table').textContent(), table);
+    assert.equal(await again.page.inputValue('#model'), 'Qwen/Qwen2-7B');
+    assert.equal(await again.page.isChecked('input[name=mode][value=accelerate]'), true);
+    assert.equal(await again.page.isChecked('input[name=dtype][value=int8]'), false);
+    assert.equal(await again.page.inputValue('#plan-gpus'), '3');
+    assert.equal(await again.page.inputValue('#plan-strategy'), 'sequential');
+    assert.equal(await again.page.inputValue('#run-train'), 'qlora');
+    assert.equal(await again.page.inputValue('#endpoint'), hub.url);
+    await again.context.close();
+    await context.close();
+  });
+
+  test('a Hub URL is accepted as the model', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(url({ model: 'https://huggingface.co/EleutherAI/pythia-160m/tree/main' }));
+    assert.equal(await settle(page), 'result');
+    assert.equal((await pageJson(page)).name, 'EleutherAI/pythia-160m');
+    await context.close();
+  });
+});
+
+describe('security', () => {
+  test('an XSS payload as the model id stays text', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(`${site.url}/?model=${encodeURIComponent(XSS)}&endpoint=${encodeURIComponent(hub.url)}`);
+    assert.equal(await settle(page), 'error');
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.equal(await page.locator('img').count(), 0);
+    assert.ok((await errorOf(page)).text.includes(XSS), 'shown literally');
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  for (const id of ['memfit-test/unknown-arch', 'memfit-test/xss-class']) {
+    test(`an XSS payload in config fields stays text: ${id}`, async () => {
+      const { page, context } = await openPage(browser);
+      await page.goto(url({ model: id }));
+      await settle(page);
+      await page.waitForTimeout(300);
+      assert.equal(await page.evaluate(() => window.__xss), undefined);
+      assert.equal(await page.locator('img').count(), 0);
+      const text = await page.evaluate(() => document.body.innerText);
+      assert.ok(text.includes('__xss'), 'the payload is shown as text');
+      await context.close();
+    });
+  }
+
+  test('a share link with another endpoint does not get a remembered token', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(url({}));
+    await page.evaluate(() => { document.getElementById('settings').open = true; });
+    await page.fill('#token', TOKEN);
+    await page.check('#remember');
+    assert.equal(await page.evaluate((o) => localStorage.getItem(`memfit.token:${o}`), hub.url), TOKEN);
+    const evil = await startMockHub();
+    await page.goto(`${site.url}/?model=gpt2&endpoint=${encodeURIComponent(evil.url)}`);
+    await settle(page);
+    assert.equal(await page.inputValue('#token'), '');
+    assert.ok(evil.log.every((l) => l.auth === null), 'no token to the other endpoint');
+    assert.match(await page.locator('#endpoint-note').innerText(), /from the link/);
+    await evil.close();
+    await context.close();
+  });
+});
+
+describe('panels, layout and speed', () => {
+  test('the planner and "will it run?" panels answer (or say politely they cannot yet)', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(url({ model: 'mistralai/Mistral-7B-v0.1' }));
+    await settle(page);
+    await page.click('#planner summary');
+    await page.click('#run summary');
+    await page.waitForFunction(() => !/Estimate a model first/.test(document.getElementById('plan-out').innerText) &&
+      !/Estimate a model first/.test(document.getElementById('run-out').innerText));
+    for (const id of ['#plan-out', '#run-out']) {
+      const text = await page.locator(id).innerText();
+      assert.ok(/not available yet|cannot compute|GPU|Fits|Needs|Does not fit|Inference/.test(text), `${id}: ${text}`);
+    }
+    await shot(page, 'panels');
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test('dark mode and a phone-width screen', async () => {
+    const dark = await openPage(browser, { colorScheme: 'dark' });
+    await dark.page.goto(url({ model: 'meta-llama/Meta-Llama-3-8B' }));
+    await settle(dark.page);
+    const bg = await dark.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(bg, 'rgb(13, 17, 23)');
+    await shot(dark.page, 'result-dark');
+    await dark.context.close();
+
+    const phone = await openPage(browser, { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
+    await phone.page.goto(url({ model: 'meta-llama/Meta-Llama-3-8B' }));
+    await settle(phone.page);
+    const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no horizontal scrolling of the page (${overflow}px)`);
+    await shot(phone.page, 'result-phone');
+    await phone.context.close();
+  });
+
+  test('keyboard: the form works without a mouse, and every control has a label', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(`${site.url}/?endpoint=${encodeURIComponent(hub.url)}`);
+    const unlabeled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea')]
+      .filter((e) => e.type !== 'hidden' && !e.labels?.length && !e.getAttribute('aria-label')).map((e) => e.id || e.name));
+    assert.deepEqual(unlabeled, []);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'model');
+    await page.keyboard.type('gpt2');
+    await page.keyboard.press('Enter');
+    assert.equal(await settle(page), 'result');
+    await context.close();
+  });
+
+  test('speed: first result for a cached model, and per-estimate time in WASM', async () => {
+    const { page, context } = await openPage(browser);
+    const times = {};
+    for (const id of ['meta-llama/Meta-Llama-3-70B', 'mistralai/Mixtral-8x7B-v0.1']) {
+      await page.goto(url({ model: id }));
+      await settle(page);
+      await page.reload();   // now the site, the module and the config are in the HTTP cache
+      await settle(page);
+      const first = Number(await page.evaluate(() => document.documentElement.dataset.firstResultMs));
+      const runs = [];
+      for (let i = 0; i < 5; i++) {
+        await page.evaluate(() => { document.documentElement.dataset.state = ''; });
+        await page.click(i % 2 ? 'input[name=mode][value=memfit]' : 'input[name=mode][value=accelerate]');
+        await page.waitForFunction(() => document.documentElement.dataset.state === 'result');
+        runs.push(Number(await page.evaluate(() => document.documentElement.dataset.estimateMs)));
+      }
+      runs.sort((a, b) => a - b);
+      times[id] = { first_result_ms: first, estimate_ms_median: runs[2] };
+    }
+    console.log(`memfit web speed: ${JSON.stringify(times)}`);
+    await context.close();
+  });
+});

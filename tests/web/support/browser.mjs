@@ -1,0 +1,48 @@
+// Debian's chromium driven by playwright-core (no browser download), with the flags of
+// ../shared/docs/toolchain.md. One browser per test file; a fresh context per test.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, SHOTS } from './paths.mjs';
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage'],
+  });
+}
+
+/**
+ * A page that records console errors, page errors and every request's URL.
+ * @param {import('playwright-core').Browser} browser
+ * @param {object} [options] context options (colorScheme, viewport, …)
+ */
+export async function openPage(browser, options = {}) {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, ...options });
+  const page = await context.newPage();
+  const problems = [];
+  const requests = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('dialog', (d) => { problems.push(`dialog: ${d.message()}`); d.dismiss().catch(() => {}); });
+  context.on('request', (r) => requests.push(r.url()));
+  return { context, page, problems, requests };
+}
+
+/** Waits until the page shows a result or an error; returns which. */
+export async function settle(page, timeout = 20000) {
+  await page.waitForFunction(() => {
+    const results = document.getElementById('results');
+    const error = document.getElementById('error');
+    return (results && !results.hidden) || (error && !error.hidden);
+  }, null, { timeout });
+  return page.evaluate(() => (document.getElementById('error').hidden ? 'result' : 'error'));
+}
+
+/** Writes build/web-tests/screenshots/<name>.png. */
+export async function shot(page, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}

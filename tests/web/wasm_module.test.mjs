@@ -1,0 +1,78 @@
+// The ES module the page loads, under node: every function of core/include/memfit/api.h through
+// embind — strings in, strings out, errors as {"error": {code, message}}, never a throw.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { wasm } from './support/wasm.mjs';
+import { CONFIGS } from './support/paths.mjs';
+
+const API = ['estimate', 'plan', 'inference', 'parse_safetensors_header', 'supported'];
+
+/** A safetensors file: 8-byte length, the header, the data. */
+function safetensors(header, dataBytes) {
+  const h = Buffer.from(JSON.stringify(header), 'utf8');
+  const out = Buffer.alloc(8 + h.length + dataBytes);
+  out.writeBigUInt64LE(BigInt(h.length), 0);
+  h.copy(out, 8);
+  return new Uint8Array(out);
+}
+
+test('the module exposes exactly the functions of api.h', async () => {
+  const { raw } = await wasm();
+  for (const fn of API) assert.equal(typeof raw[fn], 'function', fn);
+});
+
+test('supported() lists the transformers and timm families', async () => {
+  const s = (await wasm()).supported();
+  assert.ok(s.transformers.includes('llama') && s.transformers.includes('bert'), JSON.stringify(s));
+  assert.ok(s.timm.length > 0);
+});
+
+test('estimate() of a config returns the report and the table', async () => {
+  const config = readFileSync(join(CONFIGS, 'bert-base-cased.json'), 'utf8');
+  const r = (await wasm()).estimate({ config, name: 'bert-base-cased', mode: 'accelerate' });
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.equal(r.model_type, 'bert');
+  assert.deepEqual(r.rows.map((x) => x.dtype), ['float32', 'float16', 'int8', 'int4']);
+  assert.match(r.table, /Memory Usage for loading `bert-base-cased`/);
+});
+
+test('estimate() errors come back as {error: {code, message}}', async () => {
+  const m = await wasm();
+  assert.equal(m.estimate('not json').error.code, 'invalid_argument');
+  assert.equal(m.estimate({ config: { model_type: 'no-such-thing' }, name: 'x' }).error.code, 'unknown_model_type');
+  assert.equal(m.estimate({ config: '{"model_type": "llama"', name: 'x' }).error.code, 'invalid_json');
+});
+
+test('plan() and inference() answer JSON, result or error, without throwing', async () => {
+  const m = await wasm();
+  const config = readFileSync(join(CONFIGS, 'gpt2.json'), 'utf8');
+  for (const reply of [m.plan({ config, name: 'gpt2', max_memory: { 0: '1GiB', cpu: '8GiB' } }),
+    m.inference({ config, name: 'gpt2', context: 1024 })]) {
+    assert.equal(typeof reply, 'object');
+    if (reply.error) assert.equal(typeof reply.error.message, 'string');
+  }
+});
+
+test('parse_safetensors_header() takes raw bytes (Uint8Array), not UTF-8 text', async () => {
+  const m = await wasm();
+  // a header longer than 127 bytes: its length prefix has a byte ≥ 0x80, and a non-ASCII name
+  const tensors = {};
+  for (let i = 0; i < 6; i++) tensors[`layer.${i}.wéight`] = { dtype: 'F16', shape: [2, 3], data_offsets: [i * 12, i * 12 + 12] };
+  const file = safetensors(tensors, 72);
+  const r = m.header(file.subarray(0, 8 + Number(new DataView(file.buffer).getBigUint64(0, true))), file.length);
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  assert.equal(r.tensors.length, 6);
+  assert.equal(r.tensors[0].name, 'layer.0.wéight');
+  assert.deepEqual(r.tensors[0].shape, [2, 3]);
+  assert.equal(r.data_size, 72);
+});
+
+test('parse_safetensors_header() reports each malformed header with its code', async () => {
+  const m = await wasm();
+  assert.equal(m.header(new Uint8Array([1, 2, 3]), -1).error.code, 'safetensors_header_too_small');
+  const file = safetensors({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }, 8);
+  assert.equal(m.header(file.subarray(0, 12), file.length).error.code, 'safetensors_header_truncated');
+  assert.equal(m.header(file, file.length + 1).error.code, 'safetensors_file_size_mismatch');
+});

@@ -1,0 +1,172 @@
+// @ts-check
+// The typed, lazy client of the WASM worker (worker.js). Nothing is loaded until the first call;
+// then one Worker holds one instance of the module for the whole page (the main page and every
+// <memfit-estimate> element share it). Each function mirrors core/include/memfit/api.h and
+// resolves with the parsed JSON reply — a result, or {error: {code, message}} (see docs/api.md).
+// Only a failure of the module itself (it cannot load) rejects.
+
+/** @typedef {{code: string, message: string}} ApiError */
+/** @typedef {{error: ApiError}} ErrorReply */
+/** @typedef {{name: string, dtype: string, shape: number[], file?: string}} CheckpointTensor */
+/**
+ * The model fields every request carries (docs/api.md, "Common request fields").
+ * @typedef {object} ModelRequest
+ * @property {object | string} [config]   config.json (object or text)
+ * @property {string} [name]              model id (table title; timm variant)
+ * @property {'' | 'transformers' | 'timm'} [library]
+ * @property {'memfit' | 'accelerate'} [mode]
+ * @property {string} [class]             model class override
+ * @property {CheckpointTensor[]} [checkpoint]  exact tensors from safetensors headers
+ * @property {'auto' | 'config' | 'checkpoint'} [source]
+ */
+/**
+ * @typedef {object} ReportRow
+ * @property {string} dtype
+ * @property {number} largest_layer_bytes
+ * @property {number} total_bytes
+ * @property {number | null} training_bytes
+ * @property {string} largest_layer
+ * @property {string} total
+ * @property {string} training
+ * @property {Object<string, number>} [training_parts]
+ */
+/**
+ * `memfit estimate --json`'s report plus the accelerate table text.
+ * @typedef {object} EstimateReply
+ * @property {string} name
+ * @property {string} library
+ * @property {string} model_type
+ * @property {string} model_class
+ * @property {string} mode
+ * @property {string} [source]
+ * @property {number} [stored_bytes]
+ * @property {number} parameters
+ * @property {number} buffers_bytes
+ * @property {ReportRow[]} rows
+ * @property {string[]} largest_layer_names
+ * @property {Object<string, number>} module_sizes   float32 bytes, "" is the whole model
+ * @property {string[]} notes
+ * @property {object} [comparison]
+ * @property {string} table
+ */
+/**
+ * @typedef {ModelRequest & {
+ *   max_memory: Object<string, string | number>, strategy?: string, dtype?: string,
+ *   no_split?: string[], offload_buffers?: boolean, special_dtypes?: Object<string, string>,
+ *   context?: number, batch?: number, overhead?: string | number, no_disk?: boolean}} PlanRequest
+ */
+/**
+ * @typedef {object} PlanReply
+ * @property {Object<string, number | string>} device_map   module → 0 | 1 | … | "cpu" | "disk"
+ * @property {Object<string, number>} bytes_per_device
+ * @property {Object<string, number>} max_memory             budget bytes after balancing
+ * @property {number} streamed_bytes
+ * @property {string[]} explain
+ */
+/**
+ * @typedef {ModelRequest & {
+ *   context?: number, batch?: number, kv_dtype?: string, engine?: string, dtype?: string,
+ *   overhead?: string | number, vram?: string | number, gpu?: string,
+ *   train?: {method?: string, rank?: number, targets?: string[], optimizer?: string,
+ *            grad_checkpointing?: boolean}}} InferenceRequest
+ */
+/** @typedef {{inference?: object, training?: object, fit?: object}} InferenceReply */
+/**
+ * @typedef {object} SafetensorsHeader
+ * @property {{name: string, dtype: string, shape: number[], data_offsets: number[]}[]} tensors
+ * @property {Object<string, string>} metadata
+ * @property {number} header_size
+ * @property {number} data_size
+ */
+
+/** @param {any} reply @returns {reply is ErrorReply} */
+export function isError(reply) {
+  return !!reply && typeof reply === 'object' && !!reply.error && typeof reply.error === 'object';
+}
+
+class Engine {
+  constructor() {
+    /** @type {Worker | null} */
+    this.worker = null;
+    this.nextId = 1;
+    /** @type {Map<number, {resolve: (v: any) => void, reject: (e: Error) => void, fn: string}>} */
+    this.pending = new Map();
+    /** Milliseconds spent in WASM by the last call of each function. */
+    /** @type {Object<string, number>} */
+    this.lastMs = {};
+  }
+
+  /** @returns {Worker} */
+  start() {
+    if (this.worker) return this.worker;
+    const url = new URL('./worker.js', import.meta.url);
+    let worker;
+    if (typeof location !== 'undefined' && url.origin !== location.origin) {
+      // On another site's page (the embed widget), a worker script must be same-origin: start
+      // a tiny module worker from a blob that imports ours (served with CORS).
+      const src = `import ${JSON.stringify(url.href)};`;
+      const blob = new Blob([src], { type: 'text/javascript' });
+      worker = new Worker(URL.createObjectURL(blob), { type: 'module', name: 'memfit' });
+    } else {
+      worker = new Worker(url, { type: 'module', name: 'memfit' });
+    }
+    worker.onmessage = (event) => {
+      const { id, text, ms, failure } = event.data || {};
+      const p = this.pending.get(id);
+      if (!p) return;
+      this.pending.delete(id);
+      if (failure !== undefined) {
+        p.reject(new Error(`memfit's WebAssembly module failed: ${failure}`));
+        return;
+      }
+      this.lastMs[p.fn] = ms;
+      try {
+        p.resolve(JSON.parse(text));
+      } catch (e) {
+        p.reject(new Error(`memfit's WebAssembly module answered with invalid JSON (${p.fn})`));
+      }
+    };
+    worker.onerror = (event) => {
+      const err = new Error(`memfit's WebAssembly worker could not start: ${event.message || 'error'}`);
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+      this.worker = null;
+    };
+    this.worker = worker;
+    return worker;
+  }
+
+  /** @param {string} fn @param {any[]} args @param {Transferable[]} [transfer] */
+  call(fn, args, transfer = []) {
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, fn });
+      worker.postMessage({ id, fn, args }, transfer);
+    });
+  }
+
+  /** @param {ModelRequest & {dtypes?: string[]}} request @returns {Promise<EstimateReply | ErrorReply>} */
+  estimate(request) { return this.call('estimate', [JSON.stringify(request)]); }
+  /** @param {PlanRequest} request @returns {Promise<PlanReply | ErrorReply>} */
+  plan(request) { return this.call('plan', [JSON.stringify(request)]); }
+  /** @param {InferenceRequest} request @returns {Promise<InferenceReply | ErrorReply>} */
+  inference(request) { return this.call('inference', [JSON.stringify(request)]); }
+  /**
+   * @param {Uint8Array} bytes  the first 8 + N bytes of the file (raw bytes, not a string)
+   * @param {number} fileSize   the whole file's size, < 0 when unknown
+   * @returns {Promise<SafetensorsHeader | ErrorReply>}
+   */
+  parseSafetensorsHeader(bytes, fileSize) { return this.call('parse_safetensors_header', [bytes, fileSize]); }
+  /** @returns {Promise<{transformers: string[], timm: string[]}>} */
+  supported() { return this.call('supported', []); }
+}
+
+/** @type {Engine | null} */
+let shared = null;
+
+/** The page's one engine (created on first use; the worker starts on the first call). */
+export function engine() {
+  if (!shared) shared = new Engine();
+  return shared;
+}

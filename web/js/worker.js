@@ -1,0 +1,33 @@
+// @ts-check
+// The Web Worker that owns the WASM module: loaded once, on the first request, then every call
+// is one synchronous api.h function run off the main thread. Messages (see api.js):
+//   in:  {id, fn, args}          fn ∈ estimate | plan | inference | parse_safetensors_header | supported
+//   out: {id, text, ms}          text: the api's JSON reply; ms: time spent in WASM
+//        {id, failure}           the module itself could not load or threw (not an api error)
+
+/** @type {Promise<any> | null} */
+let modulePromise = null;
+
+function loadModule() {
+  if (!modulePromise) {
+    const url = new URL('../wasm/memfit.mjs', import.meta.url).href;
+    modulePromise = import(url).then((m) => m.default());
+  }
+  return modulePromise;
+}
+
+const FUNCTIONS = new Set(['estimate', 'plan', 'inference', 'parse_safetensors_header', 'supported']);
+
+self.onmessage = async (event) => {
+  const { id, fn, args } = event.data || {};
+  try {
+    if (!FUNCTIONS.has(fn)) throw new Error(`unknown function ${fn}`);
+    const wasm = await loadModule();
+    const t0 = performance.now();
+    const text = wasm[fn](...(args || []));
+    const ms = performance.now() - t0;
+    self.postMessage({ id, text, ms });
+  } catch (e) {
+    self.postMessage({ id, failure: String(e && e.message ? e.message : e) });
+  }
+};
