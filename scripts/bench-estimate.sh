@@ -26,6 +26,7 @@ mean_ms() {
 }
 cfg=examples/configs/meta-llama--Meta-Llama-3-70B.json
 memfit_ms=$(mean_ms $b/native/memfit estimate "$cfg" --json)
-python_ms=$(mean_ms python3 -c pass)
+py=$(command -v /usr/bin/python3 || command -v python3)
+python_ms=$(mean_ms "$py" -c pass)
 echo "process: memfit estimate --json (Llama-3-70B) ${memfit_ms} ms; python3 -c pass ${python_ms} ms;" \
      "ratio $(echo "scale=3; $memfit_ms / $python_ms" | bc)"
