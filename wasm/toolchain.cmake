@@ -45,3 +45,10 @@ if(MEMFIT_WASM_LTO)
   add_compile_options(-flto)
   add_link_options(-flto)
 endif()
+
+# The core test suite built for node and run by ctest (wasm/CMakeLists.txt); enable_testing()
+# belongs to the top-level directory, which includes this file.
+option(MEMFIT_WASM_TESTS "Build the core test suite for node and register it with ctest" ON)
+if(MEMFIT_WASM_TESTS)
+  enable_testing()
+endif()
