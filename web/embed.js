@@ -14,7 +14,7 @@ import { HubError } from './js/hub.js';
 import { ALL_DTYPES, DEFAULT_ENDPOINT, queryFromState, DEFAULTS } from './js/state.js';
 
 const CSS = `
-:host { all: initial; display: block; contain: content; max-width: 40rem;
+:host { all: initial; display: block; contain: content; max-width: 40rem; margin: 8px 0;
   --bg: #ffffff; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --accent: #b35900; --err: #b42318; }
 @media (prefers-color-scheme: dark) {
   :host { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --line: #3d444d; --accent: #ffb35c; --err: #ff8f7e; } }
@@ -129,8 +129,11 @@ class MemfitEstimate extends HTMLElement {
       if (mine !== this.runs) return;
       const kind = e instanceof ModelError || e instanceof HubError ? e.kind : 'internal';
       if (kind === 'cancelled') return;
+      const page = new URL('./index.html', import.meta.url);
+      page.search = queryFromState({ ...DEFAULTS, model, mode, revision, library, endpoint });
       replaceChildren(this.box, el('p', { class: 'title' }, model || 'memfit'),
-        el('p', { class: 'err', role: 'alert' }, el('strong', {}, errorTitle(kind)), e instanceof Error ? e.message : String(e)));
+        el('p', { class: 'err', role: 'alert' }, el('strong', {}, errorTitle(kind)), e instanceof Error ? e.message : String(e)),
+        el('p', { class: 'foot' }, el('a', { href: page.href, target: '_blank', rel: 'noopener noreferrer' }, 'Open in memfit')));
       this.dataset.state = 'error';
     }
   }

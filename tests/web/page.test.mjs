@@ -156,6 +156,19 @@ describe('Hub errors', () => {
     await context.close();
   });
 
+  test('a new model stops a long computation in the worker', async () => {
+    const { page, context, problems } = await openPage(browser);
+    // DeepSeek-V3 (61 layers × 256 experts) takes core seconds natively, minutes in WASM
+    await page.goto(url({ model: 'deepseek-ai/DeepSeek-V3' }));
+    await page.waitForFunction(() => /^Computing/.test(document.getElementById('status').textContent));
+    await page.fill('#model', 'gpt2');
+    await page.press('#model', 'Enter');
+    await page.waitForFunction(() => !document.getElementById('results').hidden, null, { timeout: 20000 });
+    assert.equal((await pageJson(page)).name, 'gpt2');
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   test('an unreachable Hub: a network error, or the catalog for a catalog model', async () => {
     const { page, context } = await openPage(browser);
     await page.goto(`${site.url}/?model=memfit-test/anything&endpoint=${encodeURIComponent(CLOSED)}`);

@@ -136,6 +136,27 @@ class Engine {
     return worker;
   }
 
+  /** True while a computation is running (or queued) in the worker; loading it does not count. */
+  get busy() {
+    for (const p of this.pending.values()) if (p.fn !== 'supported') return true;
+    return false;
+  }
+
+  /**
+   * Stops whatever the worker is computing (a huge model can take seconds in core): the worker
+   * is terminated, pending calls reject with an Error named 'AbortError', and the next call
+   * starts a fresh one (the module comes from the HTTP cache).
+   */
+  restart() {
+    if (!this.worker) return;
+    this.worker.terminate();
+    this.worker = null;
+    const err = new Error('cancelled');
+    err.name = 'AbortError';
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+
   /** @param {string} fn @param {any[]} args @param {Transferable[]} [transfer] */
   call(fn, args, transfer = []) {
     const worker = this.start();

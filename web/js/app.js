@@ -10,7 +10,7 @@ import { HubError } from './hub.js';
 import { ModelError, errorTitle, estimateRequest, fromHub, parseHeader } from './model.js';
 import { debounce, fillGpuSelect, inferenceRequest, planRequest, renderPlan, renderRun, unavailable } from './panels.js';
 import { renderReport, reportJson, reportMarkdown } from './render.js';
-import { DEFAULT_ENDPOINT, MODE_DTYPES, isRepoId, queryFromState, requestDtypes, stateFromQuery } from './state.js';
+import { DEFAULT_ENDPOINT, MODE_DTYPES, isRepoId, parseModelInput, queryFromState, requestDtypes, stateFromQuery } from './state.js';
 import { withCommas } from './format.js';
 
 /** @typedef {import('./state.js').State} State */
@@ -211,15 +211,19 @@ function showError(e) {
   if (e instanceof ModelError || e instanceof HubError) { kind = e.kind; message = e.message; }
   else if (e instanceof Error) message = e.message;
   const hints = /** @type {Object<string, string>} */ ({
-    gated: 'Open the model page on the Hub, accept the conditions, then paste a token (Settings → Access token).',
+    gated: 'Accept the conditions on the model page, then paste a token with access under “Access token” above.',
     repo_not_found: 'Check the spelling (org/name). Private models need a token.',
     network: 'Models in the catalog below still work offline.',
     timeout: 'The Hub may be slow: try again, or use the catalog.',
     unknown_model_type: 'memfit builds each supported architecture exactly; this one is not among them yet.',
     no_library: 'Choose transformers or timm under Library and estimate again.',
   });
+  const parsed = parseModelInput(state.model);
+  const modelPage = kind === 'gated' && parsed && /^https?:/.test(state.endpoint) ? `${state.endpoint}/${parsed.id}` : '';
   replaceChildren(box, el('h2', {}, errorTitle(kind)), el('p', { class: 'message' }, message),
-    hints[kind] ? el('p', { class: 'hint' }, hints[kind]) : null);
+    hints[kind] ? el('p', { class: 'hint' }, hints[kind],
+      modelPage ? [' ', el('a', { href: modelPage, target: '_blank', rel: 'noopener noreferrer' }, 'Open the model page')] : null) : null);
+  if (kind === 'gated') $('settings').open = true;
   box.dataset.kind = kind;
   box.hidden = false;
   setStatus('');
@@ -232,10 +236,17 @@ function hideError() {
 
 // ---------------------------------------------------------------- the model and the estimate
 
+/** A new input stops the fetches in flight and whatever the worker is still computing. */
+function stopAll() {
+  inflight?.abort();
+  inflight = null;
+  if (engine().busy) engine().restart();
+}
+
 async function run() {
   state = readInputs();
   updateUrl();
-  inflight?.abort();
+  stopAll();
   const mine = ++runNumber;
   if (!state.model) {
     setStatus('Type a model id, pick one from the catalog, or drop a config.json.');
@@ -277,12 +288,18 @@ async function compute() {
   const mine = runNumber;
   setStatus('Computing…');
   const req = estimateRequest(model, { mode: state.mode, dtypes: requestDtypes(state), cls: state.cls });
+  const slow = setTimeout(() => {
+    if (mine === runNumber) setStatus('Computing… (a model this large takes a while; a new input stops it)');
+  }, 1500);
   let reply;
   try {
     reply = await engine().estimate(req);
   } catch (e) {
+    if (e instanceof Error && e.name === 'AbortError') return;  // a newer input took over
     showError(e);
     return;
+  } finally {
+    clearTimeout(slow);
   }
   if (mine !== runNumber) return;
   if (isError(reply)) {
@@ -319,7 +336,7 @@ async function compute() {
 /** @param {File[]} files */
 async function useFiles(files) {
   if (!files.length) return;
-  inflight?.abort();
+  stopAll();
   const mine = ++runNumber;
   hideError();
   setStatus(`Reading ${files.length} file${files.length === 1 ? '' : 's'}…`);
@@ -391,7 +408,7 @@ function setupDrop() {
 
 /** @param {string} text */
 async function usePastedText(text) {
-  inflight?.abort();
+  stopAll();
   const mine = ++runNumber;
   hideError();
   try {
@@ -447,9 +464,14 @@ async function refreshRun() {
   else replaceChildren(out, ...renderRun(reply));
 }
 
+/** @param {unknown} e */
+function panelError(e) {
+  if (!(e instanceof Error && e.name === 'AbortError')) showError(e);
+}
+
 function refreshPanels() {
-  refreshPlanner().catch(showError);
-  refreshRun().catch(showError);
+  refreshPlanner().catch(panelError);
+  refreshRun().catch(panelError);
 }
 
 function showTrainingFields() {
@@ -461,8 +483,8 @@ function showTrainingFields() {
 }
 
 function setupPanels() {
-  const planLater = debounce(() => { state = readInputs(); updateUrl(); refreshPlanner().catch(showError); }, 120);
-  const runLater = debounce(() => { state = readInputs(); updateUrl(); refreshRun().catch(showError); }, 120);
+  const planLater = debounce(() => { state = readInputs(); updateUrl(); refreshPlanner().catch(panelError); }, 120);
+  const runLater = debounce(() => { state = readInputs(); updateUrl(); refreshRun().catch(panelError); }, 120);
   for (const id of ['plan-gpu', 'plan-gpus', 'plan-cpu', 'plan-disk', 'plan-strategy', 'plan-dtype']) {
     $(id).addEventListener('input', planLater);
     $(id).addEventListener('change', planLater);
@@ -478,8 +500,8 @@ function setupPanels() {
   });
   $('run-batch').addEventListener('input', () => { $('run-batch-out').value = $('run-batch').value; });
   $('run-train').addEventListener('change', showTrainingFields);
-  $('planner').addEventListener('toggle', () => refreshPlanner().catch(showError));
-  $('run').addEventListener('toggle', () => refreshRun().catch(showError));
+  $('planner').addEventListener('toggle', () => refreshPlanner().catch(panelError));
+  $('run').addEventListener('toggle', () => refreshRun().catch(panelError));
 }
 
 // ---------------------------------------------------------------- catalog
@@ -501,7 +523,9 @@ function start() {
   setupCatalog();
   $('model-form').addEventListener('submit', (/** @type {Event} */ e) => { e.preventDefault(); run(); });
   // a new input cancels what is being fetched for the old one
-  $('model').addEventListener('input', () => { if (inflight) { inflight.abort(); inflight = null; runNumber++; setStatus('Cancelled.'); } });
+  $('model').addEventListener('input', () => {
+    if (inflight || engine().busy) { stopAll(); runNumber++; setStatus('Cancelled.'); }
+  });
   for (const id of ['revision', 'library', 'source', 'offline']) $(id).addEventListener('change', () => { if (model && model.origin !== 'local') run(); else { state = readInputs(); updateUrl(); } });
   $('endpoint').addEventListener('change', onEndpointChange);
   $('token').addEventListener('input', onTokenInput);
@@ -511,7 +535,11 @@ function start() {
     state = readInputs();
     $('source').disabled = state.mode === 'accelerate';
     updateUrl();
-    if (model) { runNumber++; compute(); }
+    if (model) {
+      if (engine().busy) engine().restart();
+      runNumber++;
+      compute();
+    }
   };
   for (const r of document.querySelectorAll('input[name=mode]')) r.addEventListener('change', () => {
     state = readInputs();
@@ -525,8 +553,14 @@ function start() {
   $('copy-md').addEventListener('click', () => report && copy(reportMarkdown(report, shareUrl()), 'Markdown'));
   $('copy-json').addEventListener('click', () => report && copy(reportJson(report) + '\n', 'JSON'));
   $('copy-link').addEventListener('click', () => copy(shareUrl(), 'Link'));
-  if (state.model) run();
-  else setStatus('');
+  // The module loads while the Hub answers (a link with a model), or as soon as someone starts
+  // typing — never on a visit that computes nothing.
+  const warm = () => { engine().supported().catch(() => {}); };
+  if (state.model) { warm(); run(); } else {
+    setStatus('');
+    $('model').addEventListener('focus', warm, { once: true });
+    $('drop').addEventListener('dragenter', warm, { once: true });
+  }
 }
 
 start();
