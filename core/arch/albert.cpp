@@ -26,9 +26,9 @@ AlbertDims read_dims(const Config& c) {
   d.embedding = c.dim_or({"embedding_size"}, 128);
   d.hidden = c.dim_or({"hidden_size"}, 4096);
   // num_hidden_layers only sets how many times the shared groups run: no tensors of its own.
-  (void)c.count_or({"num_hidden_layers"}, 12);
-  d.groups = c.count_or({"num_hidden_groups"}, 1);
-  d.inner_groups = c.count_or({"inner_group_num"}, 1);
+  (void)c.repeats_or({"num_hidden_layers"}, 12);
+  d.groups = c.repeats_or({"num_hidden_groups"}, 1);
+  d.inner_groups = c.repeats_or({"inner_group_num"}, 1);
   d.heads = c.dim_or({"num_attention_heads"}, 64);
   d.inter = c.dim_or({"intermediate_size"}, 16384);
   d.positions = c.dim_or({"max_position_embeddings"}, 512);

@@ -24,10 +24,10 @@ BartDims read_dims(const Config& c) {
   d.vocab = c.dim_or({"vocab_size"}, 50265);
   d.d_model = c.dim_or({"d_model"}, 1024);
   d.positions = c.dim_or({"max_position_embeddings"}, 1024);
-  d.enc_layers = c.count_or({"encoder_layers"}, 12);
+  d.enc_layers = c.repeats_or({"encoder_layers"}, 12);
   d.enc_ffn = c.dim_or({"encoder_ffn_dim"}, 4096);
   d.enc_heads = c.dim_or({"encoder_attention_heads"}, 16);
-  d.dec_layers = c.count_or({"decoder_layers"}, 12);
+  d.dec_layers = c.repeats_or({"decoder_layers"}, 12);
   d.dec_ffn = c.dim_or({"decoder_ffn_dim"}, 4096);
   d.dec_heads = c.dim_or({"decoder_attention_heads"}, 16);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);

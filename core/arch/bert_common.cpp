@@ -48,7 +48,7 @@ Dims read_dims(const Config& c, const Defaults& def) {
   Dims d{};
   d.vocab = c.dim_or({"vocab_size"}, def.vocab);
   d.hidden = c.dim_or({"hidden_size"}, 768);
-  d.layers = c.count_or({"num_hidden_layers"}, 12);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 12);
   d.heads = c.dim_or({"num_attention_heads"}, 12);
   d.inter = c.dim_or({"intermediate_size"}, 3072);
   d.positions = c.dim_or({"max_position_embeddings"}, def.positions);

@@ -19,7 +19,7 @@ BloomDims read_dims(const Config& c) {
   BloomDims d{};
   d.vocab = c.dim_or({"vocab_size"}, 250880);
   d.hidden = c.dim_or({"n_embed", "hidden_size"}, 64);
-  d.layers = c.count_or({"n_layer", "num_hidden_layers"}, 2);
+  d.layers = c.repeats_or({"n_layer", "num_hidden_layers"}, 2);
   d.heads = c.dim_or({"n_head", "num_attention_heads"}, 8);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
   require_divisible(c, d.hidden, "hidden_size", d.heads, "n_head");

@@ -34,7 +34,7 @@ ClipTextDims text_dims(const Config& c) {
   d.vocab = c.dim_or({"vocab_size"}, 49408);
   d.hidden = c.dim_or({"hidden_size"}, 512);
   d.inter = c.dim_or({"intermediate_size"}, 2048);
-  d.layers = c.count_or({"num_hidden_layers"}, 12);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 12);
   d.heads = c.dim_or({"num_attention_heads"}, 8);
   d.positions = c.dim_or({"max_position_embeddings"}, 77);
   d.projection = c.dim_or({"projection_dim"}, 512);
@@ -48,7 +48,7 @@ ClipVisionDims vision_dims(const Config& c) {
   ClipVisionDims d{};
   d.hidden = c.dim_or({"hidden_size"}, 768);
   d.inter = c.dim_or({"intermediate_size"}, 3072);
-  d.layers = c.count_or({"num_hidden_layers"}, 12);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 12);
   d.heads = c.dim_or({"num_attention_heads"}, 12);
   d.channels = c.dim_or({"num_channels"}, 3);
   d.patch = c.dim_or({"patch_size"}, 32);

@@ -85,14 +85,14 @@ TensorTree build(const BuildRequest& r) {
   const bool routed_default = v == Version::kV3;
   moe.present = c.has("n_routed_experts") ||
                 (routed_default && !c.json().contains("n_routed_experts"));
-  moe.routed = c.count_or({"n_routed_experts"}, 256);
+  moe.routed = c.repeats_or({"n_routed_experts"}, 256);
   const bool shared_default = v == Version::kV3;
   moe.shared = c.has("n_shared_experts") ||
                        (shared_default && !c.json().contains("n_shared_experts"))
-                   ? c.count_or({"n_shared_experts"}, 1)
+                   ? c.repeats_or({"n_shared_experts"}, 1)
                    : 0;
   moe.inter = c.dim_or({"moe_intermediate_size"}, v == Version::kV3 ? 2048 : 1407);
-  moe.first_dense = c.count_or({"first_k_dense_replace"}, v == Version::kV3 ? 3 : 0);
+  moe.first_dense = c.repeats_or({"first_k_dense_replace"}, v == Version::kV3 ? 3 : 0);
   moe.freq = c.dim_or({"moe_layer_freq"}, 1);
   moe.score_bias =
       v != Version::kV1 &&

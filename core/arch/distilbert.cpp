@@ -22,7 +22,7 @@ DistilBertDims read_dims(const Config& c) {
   d.vocab = c.dim_or({"vocab_size"}, 30522);
   d.dim = c.dim_or({"dim", "hidden_size"}, 768);
   d.hidden_dim = c.dim_or({"hidden_dim"}, 4 * 768);
-  d.layers = c.count_or({"n_layers", "num_hidden_layers"}, 6);
+  d.layers = c.repeats_or({"n_layers", "num_hidden_layers"}, 6);
   d.heads = c.dim_or({"n_heads", "num_attention_heads"}, 12);
   d.positions = c.dim_or({"max_position_embeddings"}, 512);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);

@@ -32,7 +32,7 @@ FalconDims read_dims(const Config& c) {
   const std::string model_type = c.string_or({"model_type"}, "falcon");
   d.vocab = c.dim_or({"vocab_size"}, 65024);
   d.hidden = c.dim_or({"n_embed", "hidden_size"}, 4544);
-  d.layers = c.count_or({"n_layer", "num_hidden_layers"}, 32);
+  d.layers = c.repeats_or({"n_layer", "num_hidden_layers"}, 32);
   d.heads = c.dim_or({"n_head", "num_attention_heads"}, 71);
   d.kv_heads = c.dim_or({"num_kv_heads", "n_head_kv"}, d.heads);
   d.positions = c.dim_or({"max_position_embeddings"}, 2048);

@@ -16,7 +16,7 @@ Gpt2Dims read_dims(const Config& c) {
   d.vocab = c.dim_or({"vocab_size"}, 50257);
   d.positions = c.dim_or({"n_positions", "max_position_embeddings"}, 1024);
   d.hidden = c.dim_or({"n_embd", "hidden_size"}, 768);
-  d.layers = c.count_or({"n_layer", "num_hidden_layers"}, 12);
+  d.layers = c.repeats_or({"n_layer", "num_hidden_layers"}, 12);
   d.heads = c.dim_or({"n_head", "num_attention_heads"}, 12);
   d.inner = c.dim_or({"n_inner"}, 4 * d.hidden);
   d.cross_attention = c.flag_or({"add_cross_attention"}, false);

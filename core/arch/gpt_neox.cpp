@@ -23,7 +23,7 @@ NeoxDims read_dims(const Config& c) {
   NeoxDims d{};
   d.vocab = c.dim_or({"vocab_size"}, 50432);
   d.hidden = c.dim_or({"hidden_size"}, 6144);
-  d.layers = c.count_or({"num_hidden_layers"}, 44);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 44);
   d.heads = c.dim_or({"num_attention_heads"}, 64);
   d.inter = c.dim_or({"intermediate_size"}, 24576);
   d.positions = c.dim_or({"max_position_embeddings"}, 2048);

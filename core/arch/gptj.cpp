@@ -23,7 +23,7 @@ GptjDims read_dims(const Config& c) {
   d.vocab = c.dim_or({"vocab_size"}, 50400);
   d.positions = c.dim_or({"n_positions", "max_position_embeddings"}, 2048);
   d.hidden = c.dim_or({"n_embd", "hidden_size"}, 4096);
-  d.layers = c.count_or({"n_layer", "num_hidden_layers"}, 28);
+  d.layers = c.repeats_or({"n_layer", "num_hidden_layers"}, 28);
   d.heads = c.dim_or({"n_head", "num_attention_heads"}, 16);
   d.inner = c.dim_or({"n_inner"}, 4 * d.hidden);
   // rotary_dim: 64 by default; null means rotary over the whole embedding.

@@ -43,7 +43,7 @@ VisionDims read_vision(const Config& c) {
   v.image_size = c.dim_or({"image_size"}, 224);
   v.patch_size = c.dim_or({"patch_size"}, 14);
   v.channels = c.dim_or({"num_channels"}, 3);
-  v.layers = c.count_or({"num_hidden_layers"}, 32);
+  v.layers = c.repeats_or({"num_hidden_layers"}, 32);
   v.heads = c.dim_or({"num_attention_heads"}, 16);
   v.inter = c.dim_or({"intermediate_size"}, 5120);
   require_divisible(c, v.embed_dim, "embed_dim", v.heads, "num_attention_heads");
@@ -52,7 +52,7 @@ VisionDims read_vision(const Config& c) {
 
 PerceiverDims read_perceiver(const Config& c) {
   PerceiverDims p{};
-  p.depth = c.count_or({"resampler_depth"}, 6);
+  p.depth = c.repeats_or({"resampler_depth"}, 6);
   p.heads = c.dim_or({"resampler_n_heads"}, 16);
   p.head_dim = c.dim_or({"resampler_head_dim"}, 96);
   p.latents = c.dim_or({"resampler_n_latents"}, 64);
@@ -66,7 +66,7 @@ IdeficsDims read_dims(const Config& c) {
   d.additional_vocab = c.count_or({"additional_vocab_size"}, 0);
   d.hidden = c.dim_or({"hidden_size"}, 4096);
   d.inter = c.dim_or({"intermediate_size"}, 11008);
-  d.layers = c.count_or({"num_hidden_layers"}, 32);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 32);
   d.heads = c.dim_or({"num_attention_heads"}, 32);
   require_divisible(c, d.hidden, "hidden_size", d.heads, "num_attention_heads");
   d.head_dim = d.hidden / d.heads;

@@ -19,7 +19,7 @@ DecoderDims read_decoder_dims(const Config& c, const DecoderDefaults& def) {
   d.vocab = c.dim_or({"vocab_size"}, def.vocab);
   d.hidden = c.dim_or({"hidden_size"}, def.hidden);
   d.inter = c.dim_or({"intermediate_size"}, def.inter);
-  d.layers = c.count_or({"num_hidden_layers"}, def.layers);
+  d.layers = c.repeats_or({"num_hidden_layers"}, def.layers);
   d.heads = c.dim_or({"num_attention_heads"}, def.heads);
   const auto kv = c.json().find("num_key_value_heads");
   if (kv != c.json().end() && kv->is_null()) d.kv_heads = d.heads;

@@ -15,7 +15,7 @@ namespace {
 TensorTree build(const BuildRequest& r) {
   const Config& c = r.config;
   const DecoderDims d = read_decoder_dims(c, {32000, 4096, 14336, 32, 32, 8, 4096 * 32, false});
-  const std::int64_t experts = c.count_or({"num_local_experts"}, 8);
+  const std::int64_t experts = c.repeats_or({"num_local_experts"}, 8);
   LlamaLikeSpec s;
   s.prefix = "Mixtral";
   s.norm_class = "MixtralRMSNorm";

@@ -23,7 +23,7 @@ OptDims read_dims(const Config& c) {
   OptDims d{};
   d.vocab = c.dim_or({"vocab_size"}, 50272);
   d.hidden = c.dim_or({"hidden_size"}, 768);
-  d.layers = c.count_or({"num_hidden_layers"}, 12);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 12);
   d.heads = c.dim_or({"num_attention_heads"}, 12);
   d.ffn = c.dim_or({"ffn_dim"}, 3072);
   d.positions = c.dim_or({"max_position_embeddings"}, 2048);

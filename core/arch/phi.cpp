@@ -24,7 +24,7 @@ PhiDims read_dims(const Config& c) {
   d.vocab = c.dim_or({"vocab_size"}, 51200);
   d.hidden = c.dim_or({"hidden_size"}, 2048);
   d.inter = c.dim_or({"intermediate_size"}, 8192);
-  d.layers = c.count_or({"num_hidden_layers"}, 24);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 24);
   d.heads = c.dim_or({"num_attention_heads"}, 32);
   d.kv_heads = c.dim_or({"num_key_value_heads"}, d.heads);
   d.positions = c.dim_or({"max_position_embeddings"}, 2048);

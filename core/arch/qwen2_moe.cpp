@@ -21,7 +21,7 @@ TensorTree build(const BuildRequest& r) {
   // Qwen2MoeConfig defaults.
   DecoderDims d = read_decoder_dims(c, {151936, 2048, 5632, 24, 16, 16, 32768, false});
   d.q_bias = d.k_bias = d.v_bias = true;
-  const std::int64_t experts = c.count_or({"num_experts"}, 60);
+  const std::int64_t experts = c.repeats_or({"num_experts"}, 60);
   const std::int64_t moe_inter = c.dim_or({"moe_intermediate_size"}, 1408);
   const std::int64_t shared_inter = c.dim_or({"shared_expert_intermediate_size"}, 5632);
   const std::int64_t sparse_step = c.dim_or({"decoder_sparse_step"}, 1);

@@ -25,7 +25,7 @@ StableLmDims read_dims(const Config& c) {
   d.vocab = c.dim_or({"vocab_size"}, 50304);
   d.hidden = c.dim_or({"hidden_size"}, 2560);
   d.inter = c.dim_or({"intermediate_size"}, 6912);
-  d.layers = c.count_or({"num_hidden_layers"}, 32);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 32);
   d.heads = c.dim_or({"num_attention_heads"}, 32);
   d.kv_heads = c.dim_or({"num_key_value_heads"}, 32);
   d.positions = c.dim_or({"max_position_embeddings"}, 4096);

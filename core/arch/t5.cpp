@@ -46,8 +46,8 @@ T5Dims read_dims(const Config& c) {
   d.d_kv = c.dim_or({"d_kv"}, 64);
   d.d_ff = c.dim_or({"d_ff"}, 2048);
   d.heads = c.dim_or({"num_heads"}, 8);
-  d.enc_layers = c.count_or({"num_layers"}, 6);
-  d.dec_layers = c.count_or({"num_decoder_layers"}, d.enc_layers);
+  d.enc_layers = c.repeats_or({"num_layers"}, 6);
+  d.dec_layers = c.repeats_or({"num_decoder_layers"}, d.enc_layers);
   d.buckets = c.dim_or({"relative_attention_num_buckets"}, 32);
   d.gated = parse_gated(c);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);

@@ -40,7 +40,7 @@ std::pair<std::int64_t, std::int64_t> size_pair(const Config& c, const char* key
 ViTDims read_dims(const Config& c) {
   ViTDims d{};
   d.hidden = c.dim_or({"hidden_size"}, 768);
-  d.layers = c.count_or({"num_hidden_layers"}, 12);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 12);
   d.heads = c.dim_or({"num_attention_heads"}, 12);
   d.inter = c.dim_or({"intermediate_size"}, 3072);
   d.channels = c.dim_or({"num_channels"}, 3);

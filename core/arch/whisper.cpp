@@ -25,10 +25,10 @@ WhisperDims read_dims(const Config& c) {
   d.d_model = c.dim_or({"d_model", "hidden_size"}, 384);
   d.source_positions = c.dim_or({"max_source_positions"}, 1500);
   d.target_positions = c.dim_or({"max_target_positions"}, 448);
-  d.enc_layers = c.count_or({"encoder_layers", "num_hidden_layers"}, 4);
+  d.enc_layers = c.repeats_or({"encoder_layers", "num_hidden_layers"}, 4);
   d.enc_heads = c.dim_or({"encoder_attention_heads", "num_attention_heads"}, 6);
   d.enc_ffn = c.dim_or({"encoder_ffn_dim"}, 1536);
-  d.dec_layers = c.count_or({"decoder_layers"}, 4);
+  d.dec_layers = c.repeats_or({"decoder_layers"}, 4);
   d.dec_heads = c.dim_or({"decoder_attention_heads"}, 6);
   d.dec_ffn = c.dim_or({"decoder_ffn_dim"}, 1536);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);

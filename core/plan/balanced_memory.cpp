@@ -55,27 +55,25 @@ MaxMemory get_balanced_memory(const TensorTree& tree, const MaxMemory& max_memor
   const std::vector<std::string> no_split = opt.no_split ? *opt.no_split : tree.no_split_classes;
   long double buffer = 0;
   if (!no_split.empty()) {
-    std::unordered_map<std::string, int> module_of;
-    for (std::size_t m = 0; m < tree.modules.size(); ++m) module_of[tree.modules[m].name] = static_cast<int>(m);
     std::set<std::string> found;
-    for (const auto& name : sizes.order) {
-      if (name.empty()) continue;
-      auto it = module_of.find(name);
-      if (it == module_of.end()) continue;  // a tensor: never a no-split class
-      const std::string& cls = tree.modules[it->second].class_name;
+    for (const TreeItem& item : sizes.order) {
+      if (item.is_tensor || item.index == 0) continue;  // a tensor is never a no-split class
+      const std::string& cls = tree.modules[item.index].class_name;
       if (std::find(no_split.begin(), no_split.end(), cls) != no_split.end() && found.insert(cls).second)
-        buffer = std::max(buffer, static_cast<long double>(sizes.at(name)) / 8);
+        buffer = std::max(buffer, static_cast<long double>(sizes.at(item)) / 8);
       if (found.size() == std::set<std::string>(no_split.begin(), no_split.end()).size()) break;
     }
   }
-  std::vector<std::string> keys = sizes.order;
+  std::vector<std::string> keys;
+  keys.reserve(sizes.order.size());
+  for (const TreeItem& item : sizes.order) keys.push_back(item.name(tree));
   const std::vector<std::string> first = module_leaves(keys);
   const std::set<std::string> first_set(first.begin(), first.end());
   keys.erase(std::remove_if(keys.begin(), keys.end(), [&](const std::string& k) { return first_set.count(k) > 0; }),
              keys.end());
   const std::vector<std::string> leaves = module_leaves(keys);
   long double leaf_sum = 0;
-  for (const auto& l : leaves) leaf_sum += static_cast<long double>(sizes.at(l)) / 8;
+  for (const auto& l : leaves) leaf_sum += static_cast<long double>(sizes.at(tree, l)) / 8;
   const long double mean_leaves = std::trunc(leaf_sum / static_cast<long double>(std::max<std::size_t>(leaves.size(), 1)));
   buffer = std::trunc(1.25L * std::max(buffer, mean_leaves));
   per_gpu += buffer;

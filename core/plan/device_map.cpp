@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -68,16 +69,18 @@ const Device* device_of(const DeviceMap& map, const std::string& tensor_name) {
 
 Result<bool> check_device_map(const TensorTree& tree, const DeviceMap& map) {
   std::vector<std::string> unknown, uncovered, twice;
-  std::set<std::string> keys;
+  std::unordered_set<std::string> keys;
   for (const auto& [k, v] : map) {
     if (!keys.insert(k).second) twice.push_back(k);
     if (!k.empty() && tree.find_module(k) < 0 && tree.find_tensor(k) < 0) unknown.push_back(k);
   }
+  // A tensor is covered by its own name or by any module above it: O(depth) set lookups per
+  // tensor, not a scan of every key (maps split down to tensors have thousands of keys).
   for (const auto& t : tree.tensors) {
     if (t.is_alias()) continue;
-    bool covered = false;
-    for (const auto& [k, v] : map)
-      if (under(t.name, k)) { covered = true; break; }
+    bool covered = keys.count(t.name) > 0;
+    for (int m = t.module; !covered && m >= 0; m = tree.modules[m].parent)
+      covered = keys.count(tree.modules[m].name) > 0;
     if (!covered) uncovered.push_back(t.name);
   }
   if (unknown.empty() && uncovered.empty() && twice.empty()) return true;

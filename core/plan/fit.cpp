@@ -107,7 +107,7 @@ Result<FitPlan> plan_fit(const TensorTree& tree, const MaxMemory& max_memory, co
       Unit u;
       u.item = it;
       u.name = it.name(tree);
-      u.weights = bytes_up(sizes.at(u.name));
+      u.weights = bytes_up(sizes.at(it));
       u.buffers = bytes_up(buffer_bits(tree, it, so));
       if (auto kv = opt.kv_bytes.find(u.name); kv != opt.kv_bytes.end()) u.kv = kv->second;
       units.push_back(std::move(u));

@@ -76,7 +76,7 @@ struct Planner {
     else main_devices = {Device::cpu()};
   }
 
-  Amount size_of(const std::string& name) const { return static_cast<Amount>(sizes.at(name)); }
+  Amount size_of(const std::string& name) const { return static_cast<Amount>(sizes.at(tree, name)); }
 
   bool splittable(const TreeItem& item) const {
     if (item.is_tensor) return false;

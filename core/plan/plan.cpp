@@ -110,7 +110,7 @@ Result<PlanResult> run_plan(const PlanRequest& req) {
     if (std::none_of(per.begin(), per.end(), [](const auto& p) { return p.first == "disk"; }))
       per.emplace_back("disk", 0.0);
     for (const auto& [key, dev] : out.device_map) {
-      const double bytes = bits_to_bytes(sizes.at(key));
+      const double bytes = bits_to_bytes(sizes.at(*tree, key));
       for (auto& [k, v] : per)
         if (k == dev.key()) v += bytes;
       if (!dev.is_gpu()) out.streamed_bytes += bytes;

@@ -150,6 +150,19 @@ std::int64_t Config::count_or(Keys keys, std::int64_t fallback) const {
   return v ? checked_int(*v, k, 0) : fallback;
 }
 
+std::int64_t Config::repeats_or(Keys keys, std::int64_t fallback) const {
+  const char* k = nullptr;
+  const Json* v = find(keys, &k);
+  if (!v) return fallback;
+  const std::int64_t n = checked_int(*v, k, 0);
+  if (n > kMaxRepeats)
+    throw Error(ErrorCode::kInvalidValue,
+                fmt::format("{}: key '{}' = {} is not a plausible number of repeated blocks (at "
+                            "most {})",
+                            where_, k, n, kMaxRepeats));
+  return n;
+}
+
 double Config::number_or(Keys keys, double fallback) const {
   const char* k = nullptr;
   const Json* v = find(keys, &k);

@@ -166,12 +166,12 @@ void format_row(ReportRow& row, bool largest_int = false, bool total_int = false
 }
 
 // accelerate 0.30.1: the float32 figures divided per dtype, training per estimate_training_usage.
-void accelerate_rows(const std::vector<std::string>& dtypes, const ModuleSizes& sizes,
-                     const LargestLayer& largest, Report& report) {
+void accelerate_rows(const TensorTree& tree, const std::vector<std::string>& dtypes,
+                     const ModuleSizes& sizes, const LargestLayer& largest, Report& report) {
   const double total = bits_to_bytes(sizes.total());
   const double layer = bits_to_bytes(largest.bits);
-  const bool total_int = !sizes.python_float.count("");
-  const bool layer_int = largest.names.empty() || !sizes.python_float.count(largest.names[0]);
+  const bool total_int = !sizes.fractional(TreeItem{false, 0});
+  const bool layer_int = largest.names.empty() || !sizes.fractional(tree, largest.names[0]);
   for (const auto& d : dtypes) {
     ReportRow row;
     row.dtype = d;
@@ -265,8 +265,9 @@ Result<Report> estimate(const EstimateRequest& req) {
     const LargestLayer largest =
         largest_layer(b.tree, sizes, compat ? LayerRule::kAccelerate : LayerRule::kComplete);
     report.largest_layer_names = largest.names;
-    for (const auto& prefix : sizes.order)
-      report.module_sizes.emplace_back(prefix, bits_to_bytes(sizes.bits.at(prefix)));
+    report.module_sizes.reserve(sizes.order.size());
+    for (const TreeItem& item : sizes.order)
+      report.module_sizes.emplace_back(item.name(b.tree), bits_to_bytes(sizes.at(item)));
     Bits buffer_bits = 0, legacy_bits = 0;
     int legacy_count = 0;
     for (const auto& t : b.tree.tensors) {
@@ -282,7 +283,7 @@ Result<Report> estimate(const EstimateRequest& req) {
     report.buffers_bytes = bits_to_bytes(buffer_bits);
 
     if (compat) {
-      accelerate_rows(dtypes, sizes, largest, report);
+      accelerate_rows(b.tree, dtypes, sizes, largest, report);
     } else {
       memfit_rows(b.tree, dtypes, static_cast<double>(report.parameters), report);
       if (legacy_count > 0)

@@ -40,13 +40,12 @@ LargestLayer largest_layer_among(const TensorTree& tree, const ModuleSizes& size
         continue;
       }
     }
-    const std::string& name = item.name(tree);
-    const Bits size = sizes.at(name);
+    const Bits size = sizes.at(item);
     if (size > out.bits) {
       out.bits = size;
-      out.names = {name};
+      out.names = {item.name(tree)};
     } else if (size == out.bits) {
-      out.names.push_back(name);
+      out.names.push_back(item.name(tree));
     }
   }
   return out;

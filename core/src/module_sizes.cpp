@@ -28,56 +28,63 @@ Bits tensor_bits(const TensorInfo& t, const SizeOptions& opt) {
   return out;
 }
 
-Bits ModuleSizes::total() const { return at(""); }
+Bits ModuleSizes::at(const TensorTree& tree, std::string_view name) const {
+  if (int t = tree.find_tensor(name); t >= 0) return tensor_bits[t];
+  if (int m = tree.find_module(name); m >= 0) return module_listed[m] || m == 0 ? module_bits[m] : 0;
+  return 0;
+}
 
-Bits ModuleSizes::at(const std::string& prefix) const {
-  auto it = bits.find(prefix);
-  return it == bits.end() ? 0 : it->second;
+bool ModuleSizes::fractional(const TensorTree& tree, std::string_view name) const {
+  if (int t = tree.find_tensor(name); t >= 0) return tensor_fractional[t] != 0;
+  if (int m = tree.find_module(name); m >= 0) return module_fractional[m] != 0;
+  return false;
 }
 
 ModuleSizes compute_module_sizes(const TensorTree& tree, const SizeOptions& opt) {
   // Sum per module first, then bottom-up (a child is always created after its parent, so its
-  // index is larger): one string per module and tensor instead of one per dotted prefix.
-  const std::size_t nm = tree.modules.size();
-  std::vector<Bits> module_bits(nm, 0);
-  std::vector<char> module_float(nm, 0), visited(nm, 0);
+  // index is larger).
+  const std::size_t nm = tree.modules.size(), nt = tree.tensors.size();
   ModuleSizes out;
-  out.bits.reserve(nm + tree.tensors.size());
+  out.module_bits.assign(nm, 0);
+  out.tensor_bits.assign(nt, 0);
+  out.module_listed.assign(nm, 0);
+  out.tensor_listed.assign(nt, 0);
+  out.module_fractional.assign(nm, 0);
+  out.tensor_fractional.assign(nt, 0);
+  out.order.reserve(nm + nt);
   const std::vector<int> order = tree.named_module_tensors();
   std::vector<int> chain;
   for (int ti : order) {
     const TensorInfo& t = tree.tensors[ti];
     if (!counted(t, opt)) continue;
     const Bits size = tensor_bits(t, opt);
-    const bool fractional = opt.bool_as_bit && t.dtype == DType::kBool;
-    if (__builtin_add_overflow(module_bits[t.module], size, &module_bits[t.module]))
+    Bits& mb = out.module_bits[t.module];
+    if (__builtin_add_overflow(mb, size, &mb))
       throw Error(ErrorCode::kOverflow, fmt::format("size of '{}' overflows 64 bits", t.name));
-    if (fractional) {
-      module_float[t.module] = 1;
-      out.python_float.insert(t.name);
+    if (opt.bool_as_bit && t.dtype == DType::kBool) {
+      out.module_fractional[t.module] = 1;
+      out.tensor_fractional[ti] = 1;
     }
     // First-seen order of prefixes, as accelerate's defaultdict fills up.
     chain.clear();
-    for (int m = t.module; m >= 0 && !visited[m]; m = tree.modules[m].parent) chain.push_back(m);
+    for (int m = t.module; m >= 0 && !out.module_listed[m]; m = tree.modules[m].parent)
+      chain.push_back(m);
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      visited[*it] = 1;
-      out.order.push_back(tree.modules[*it].name);
+      out.module_listed[*it] = 1;
+      out.order.push_back({false, *it});
     }
-    out.order.push_back(t.name);
-    out.bits[t.name] = size;
+    out.order.push_back({true, ti});
+    out.tensor_bits[ti] = size;
+    out.tensor_listed[ti] = 1;
   }
-  if (!visited[0]) out.order.insert(out.order.begin(), "");  // a model without tensors
+  if (!out.module_listed[0]) out.order.insert(out.order.begin(), TreeItem{false, 0});  // no tensors
+  out.module_listed[0] = 1;
   for (std::size_t m = nm; m-- > 1;) {
     const int parent = tree.modules[m].parent;
-    if (__builtin_add_overflow(module_bits[parent], module_bits[m], &module_bits[parent]))
+    if (__builtin_add_overflow(out.module_bits[parent], out.module_bits[m], &out.module_bits[parent]))
       throw Error(ErrorCode::kOverflow,
                   fmt::format("size of '{}' overflows 64 bits", tree.modules[parent].name));
-    module_float[parent] |= module_float[m];
-  }
-  for (std::size_t m = 0; m < nm; ++m) {
-    if (!visited[m] && m != 0) continue;  // accelerate's dict only has prefixes of counted tensors
-    out.bits[tree.modules[m].name] = module_bits[m];
-    if (module_float[m]) out.python_float.insert(tree.modules[m].name);
+    out.module_fractional[parent] |= out.module_fractional[m];
   }
   return out;
 }

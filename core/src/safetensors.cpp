@@ -17,71 +17,74 @@ namespace {
 
 std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
-std::uint64_t as_u64(const Json& v, std::string_view source, const std::string& what,
-                     ErrorCode code) {
+// `name` and `what` only go into the message: nothing is formatted unless the check fails.
+std::uint64_t as_u64(const Json& v, std::string_view source, std::string_view name,
+                     std::string_view what, ErrorCode code) {
   if (v.is_number_unsigned()) return v.get<std::uint64_t>();
   if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return v.get<std::uint64_t>();
-  fail(code, source, fmt::format("{} must be a non-negative integer, got {}", what, v.dump()));
+  fail(code, source,
+       fmt::format("tensor '{}': {} must be a non-negative integer, got {}", name, what, v.dump()));
 }
 
 TensorEntry parse_entry(const std::string& name, const Json& v, std::string_view source) {
-  const std::string where = fmt::format("tensor '{}'", name);
+  // Built only for a message: a 1,000-tensor header must not format 1,000 strings to succeed.
+  auto where = [&] { return fmt::format("tensor '{}'", name); };
   if (!v.is_object())
     fail(ErrorCode::kSafetensorsInvalidEntry, source,
-         fmt::format("{}: expected an object with dtype, shape, data_offsets; got {}", where,
+         fmt::format("{}: expected an object with dtype, shape, data_offsets; got {}", where(),
                      v.type_name()));
   for (const auto& [k, _] : v.items())
     if (k != "dtype" && k != "shape" && k != "data_offsets")
       fail(ErrorCode::kSafetensorsInvalidEntry, source,
-           fmt::format("{}: unexpected field '{}'", where, k));
+           fmt::format("{}: unexpected field '{}'", where(), k));
   for (const char* k : {"dtype", "shape", "data_offsets"})
     if (!v.contains(k))
-      fail(ErrorCode::kSafetensorsInvalidEntry, source, fmt::format("{}: missing '{}'", where, k));
+      fail(ErrorCode::kSafetensorsInvalidEntry, source, fmt::format("{}: missing '{}'", where(), k));
   TensorEntry t;
   t.name = name;
   const Json& dt = v["dtype"];
   if (!dt.is_string())
     fail(ErrorCode::kSafetensorsInvalidEntry, source,
-         fmt::format("{}: dtype must be a string, got {}", where, dt.dump()));
+         fmt::format("{}: dtype must be a string, got {}", where(), dt.dump()));
   const auto dtype = dtype_from_safetensors(dt.get<std::string>());
   if (!dtype)
     fail(ErrorCode::kSafetensorsUnknownDtype, source,
-         fmt::format("{}: unknown dtype '{}'", where, dt.get<std::string>()));
+         fmt::format("{}: unknown dtype '{}'", where(), dt.get<std::string>()));
   t.dtype = *dtype;
   const Json& shape = v["shape"];
   if (!shape.is_array())
     fail(ErrorCode::kSafetensorsInvalidShape, source,
-         fmt::format("{}: shape must be a list of integers, got {}", where, shape.dump()));
+         fmt::format("{}: shape must be a list of integers, got {}", where(), shape.dump()));
   std::uint64_t numel = 1;
   for (const auto& d : shape) {
-    const std::uint64_t dim = as_u64(d, source, where + ": each shape dimension",
-                                     ErrorCode::kSafetensorsInvalidShape);
+    const std::uint64_t dim =
+        as_u64(d, source, name, "each shape dimension", ErrorCode::kSafetensorsInvalidShape);
     if (dim > static_cast<std::uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, dim, &numel))
       fail(ErrorCode::kSafetensorsSizeOverflow, source,
-           fmt::format("{}: the element count of shape {} overflows 64 bits", where, shape.dump()));
+           fmt::format("{}: the element count of shape {} overflows 64 bits", where(), shape.dump()));
     t.shape.push_back(static_cast<std::int64_t>(dim));
   }
   t.numel = numel;
   const Json& off = v["data_offsets"];
   if (!off.is_array() || off.size() != 2)
     fail(ErrorCode::kSafetensorsInvalidOffsets, source,
-         fmt::format("{}: data_offsets must be [begin, end], got {}", where, off.dump()));
-  t.begin = as_u64(off[0], source, where + ": data_offsets begin", ErrorCode::kSafetensorsInvalidOffsets);
-  t.end = as_u64(off[1], source, where + ": data_offsets end", ErrorCode::kSafetensorsInvalidOffsets);
+         fmt::format("{}: data_offsets must be [begin, end], got {}", where(), off.dump()));
+  t.begin = as_u64(off[0], source, name, "data_offsets begin", ErrorCode::kSafetensorsInvalidOffsets);
+  t.end = as_u64(off[1], source, name, "data_offsets end", ErrorCode::kSafetensorsInvalidOffsets);
   if (t.end < t.begin)
     fail(ErrorCode::kSafetensorsInvalidOffsets, source,
-         fmt::format("{}: data_offsets [{}, {}] end before begin", where, t.begin, t.end));
+         fmt::format("{}: data_offsets [{}, {}] end before begin", where(), t.begin, t.end));
   std::uint64_t bits = 0;
   if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(dtype_bits(t.dtype)), &bits))
     fail(ErrorCode::kSafetensorsSizeOverflow, source,
-         fmt::format("{}: {} elements of {} overflow 64 bits", where, numel, dt.get<std::string>()));
+         fmt::format("{}: {} elements of {} overflow 64 bits", where(), numel, dt.get<std::string>()));
   if (bits % 8 != 0)
     fail(ErrorCode::kSafetensorsMisalignedSize, source,
-         fmt::format("{}: {} elements of {} ({} bits) do not end on a byte boundary", where, numel,
+         fmt::format("{}: {} elements of {} ({} bits) do not end on a byte boundary", where(), numel,
                      dt.get<std::string>(), bits));
   if (t.end - t.begin != bits / 8)
     fail(ErrorCode::kSafetensorsSizeMismatch, source,
-         fmt::format("{}: {} {} needs {} bytes, data_offsets [{}, {}] give {}", where,
+         fmt::format("{}: {} {} needs {} bytes, data_offsets [{}, {}] give {}", where(),
                      dt.get<std::string>(), shape_str(t.shape), bits / 8, t.begin, t.end,
                      t.end - t.begin));
   return t;
@@ -225,10 +228,18 @@ std::string write_header(const std::vector<TensorEntry>& tensors,
     for (const auto& [k, v] : metadata) m[k] = v;
     j["__metadata__"] = m;
   }
-  for (const auto& t : tensors)
-    j[t.name] = Json{{"dtype", std::string(safetensors_name(t.dtype))},
+  // Appended to the ordered object directly: its operator[] searches linearly, which made a
+  // 90,000-tensor header quadratic. Names must be unique; a duplicate is a caller's bug.
+  std::unordered_set<std::string_view> seen;
+  auto& members = j.get_ref<Json::object_t&>();
+  for (const auto& t : tensors) {
+    if (!seen.insert(t.name).second)
+      throw Error(ErrorCode::kInternal, fmt::format("write_header: tensor '{}' is given twice", t.name));
+    members.Json::object_t::Container::emplace_back(
+        t.name, Json{{"dtype", std::string(safetensors_name(t.dtype))},
                      {"shape", t.shape},
-                     {"data_offsets", {t.begin, t.end}}};
+                     {"data_offsets", {t.begin, t.end}}});
+  }
   std::string text = j.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
   std::string out(8, '\0');

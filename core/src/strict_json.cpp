@@ -1,6 +1,7 @@
 #include "memfit/strict_json.h"
 
-#include <set>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -54,37 +55,107 @@ std::size_t json_depth(std::string_view s, std::size_t limit) {
   return deepest;
 }
 
-std::optional<StrictJsonError> parse_strict_json(std::string_view text, std::size_t max_depth,
-                                                 Json* out) {
-  if (json_depth(text, max_depth) > max_depth)
-    return StrictJsonError{StrictJsonError::kTooDeep,
-                           fmt::format("nested deeper than {} levels", max_depth)};
-  // One set of keys per open object; the parser callback sees every key as it is read.
-  std::vector<std::set<std::string>> keys;
-  std::optional<StrictJsonError> dup;
-  auto cb = [&](int /*depth*/, Json::parse_event_t ev, Json& parsed) {
-    switch (ev) {
-      case Json::parse_event_t::object_start: keys.emplace_back(); break;
-      case Json::parse_event_t::object_end: if (!keys.empty()) keys.pop_back(); break;
-      case Json::parse_event_t::key:
-        if (!keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && !dup)
-          dup = StrictJsonError{StrictJsonError::kDuplicateKey,
-                                fmt::format("duplicate key '{}'", parsed.get<std::string>())};
-        break;
-      default: break;
-    }
+namespace {
+
+// A SAX handler that builds the ordered DOM itself. nlohmann's own builder inserts every key of
+// an ordered_json object with a linear duplicate search (O(n²) for a 100k-key weight_map or a
+// 1,000-tensor header); here members are appended and duplicates are found with a hash set per
+// open object. Depth is checked as the parser descends, so `[[[[…` of any length stops early.
+class StrictDomBuilder : public nlohmann::json_sax<Json> {
+ public:
+  StrictDomBuilder(Json* root, std::size_t max_depth) : root_(root), max_depth_(max_depth) {}
+
+  std::optional<StrictJsonError> error;
+
+  bool null() override { return put(Json(nullptr)); }
+  bool boolean(bool v) override { return put(Json(v)); }
+  bool number_integer(number_integer_t v) override { return put(Json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return put(Json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return put(Json(v)); }
+  bool string(string_t& v) override { return put(Json(std::move(v))); }
+  bool binary(binary_t& v) override { return put(Json::binary(std::move(v))); }
+
+  bool start_object(std::size_t) override {
+    if (!open(Json::object())) return false;
+    keys_.emplace_back();
     return true;
-  };
-  try {
-    *out = Json::parse(text.begin(), text.end(), cb);
-  } catch (const nlohmann::json::parse_error& e) {
+  }
+  bool key(string_t& k) override {
+    if (!keys_.back().insert(k).second) {
+      error = StrictJsonError{StrictJsonError::kDuplicateKey, fmt::format("duplicate key '{}'", k)};
+      return false;
+    }
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return open(Json::array()); }
+  bool end_array() override {
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& e) override {
     std::string what = e.what();
     const auto colon = what.find(": ");
-    return StrictJsonError{StrictJsonError::kSyntax,
-                           fmt::format("at byte {}: {}", e.byte,
-                                       colon == std::string::npos ? what : what.substr(colon + 2))};
+    error = StrictJsonError{StrictJsonError::kSyntax,
+                            fmt::format("at byte {}: {}", position,
+                                        colon == std::string::npos ? what : what.substr(colon + 2))};
+    return false;
   }
-  if (dup) return dup;
+
+ private:
+  // Places a value in the current container (or as the root) and returns where it now lives.
+  Json* place(Json&& v) {
+    if (stack_.empty()) {
+      *root_ = std::move(v);
+      return root_;
+    }
+    Json& parent = *stack_.back();
+    if (parent.is_array()) {
+      auto& arr = parent.get_ref<Json::array_t&>();
+      arr.push_back(std::move(v));
+      return &arr.back();
+    }
+    // ordered_map is a vector of pairs: append without its linear duplicate search (done above).
+    auto& obj = parent.get_ref<Json::object_t&>();
+    obj.Json::object_t::Container::emplace_back(std::move(key_), std::move(v));
+    return &obj.back().second;
+  }
+  bool put(Json&& v) {
+    place(std::move(v));
+    return true;
+  }
+  bool open(Json&& container) {
+    if (stack_.size() + 1 > max_depth_) {
+      error = StrictJsonError{StrictJsonError::kTooDeep,
+                              fmt::format("nested deeper than {} levels", max_depth_)};
+      return false;
+    }
+    stack_.push_back(place(std::move(container)));
+    return true;
+  }
+
+  Json* root_;
+  std::size_t max_depth_;
+  std::vector<Json*> stack_;  // open containers; pointers stay valid: a container is only
+                              // appended to while it is the innermost open one
+  std::vector<std::unordered_set<std::string>> keys_;
+  std::string key_;
+};
+
+}  // namespace
+
+std::optional<StrictJsonError> parse_strict_json(std::string_view text, std::size_t max_depth,
+                                                 Json* out) {
+  StrictDomBuilder sax(out, max_depth);
+  const bool ok = Json::sax_parse(text.begin(), text.end(), &sax);
+  if (sax.error) return sax.error;
+  if (!ok) return StrictJsonError{StrictJsonError::kSyntax, "invalid JSON"};
   return std::nullopt;
 }
 

@@ -1,6 +1,8 @@
 #include "memfit/tensor_tree.h"
 
 #include <algorithm>
+#include <climits>
+#include <functional>
 
 namespace memfit {
 namespace {
@@ -33,13 +35,30 @@ std::vector<int> TensorTree::named_module_tensors() const {
   return out;
 }
 
-int TensorTree::find_tensor(const std::string& name) const {
+std::size_t NameIndex::hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+
+void NameIndex::sort() { std::sort(entries_.begin(), entries_.end()); }
+
+std::vector<std::pair<std::size_t, int>>::const_iterator NameIndex::lower(std::size_t h) const {
+  return std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(h, INT_MIN));
+}
+
+void TensorTree::reindex() {
+  tensor_index_.build(tensors.size(), [&](std::size_t i) -> std::string_view { return tensors[i].name; });
+  module_index_.build(modules.size(), [&](std::size_t i) -> std::string_view { return modules[i].name; });
+}
+
+int TensorTree::find_tensor(std::string_view name) const {
+  auto name_at = [&](std::size_t i) -> std::string_view { return tensors[i].name; };
+  if (tensor_index_.size() == tensors.size()) return tensor_index_.find(name, name_at);
   for (std::size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].name == name) return static_cast<int>(i);
   return -1;
 }
 
-int TensorTree::find_module(const std::string& name) const {
+int TensorTree::find_module(std::string_view name) const {
+  auto name_at = [&](std::size_t i) -> std::string_view { return modules[i].name; };
+  if (module_index_.size() == modules.size()) return module_index_.find(name, name_at);
   for (std::size_t i = 0; i < modules.size(); ++i)
     if (modules[i].name == name) return static_cast<int>(i);
   return -1;
@@ -102,6 +121,7 @@ TensorTree for_era(const TensorTree& tree, bool legacy) {
     for (int b : tree.modules[m].buffers)
       if (new_tensor[b] >= 0) n.buffers.push_back(new_tensor[b]);
   }
+  out.reindex();
   return out;
 }
 

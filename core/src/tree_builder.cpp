@@ -106,6 +106,9 @@ void TreeBuilder::set_no_split(std::vector<std::string> classes) {
   tree_.no_split_classes = std::move(classes);
 }
 
-TensorTree TreeBuilder::finish() { return std::move(tree_); }
+TensorTree TreeBuilder::finish() {
+  tree_.reindex();
+  return std::move(tree_);
+}
 
 }  // namespace memfit

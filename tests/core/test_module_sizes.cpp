@@ -33,23 +33,23 @@ TensorTree hand_tree() {
 TEST_CASE("module sizes add every tensor to every prefix; tied weights once; bool at 1/8 byte") {
   const TensorTree t = hand_tree();
   const ModuleSizes s = compute_module_sizes(t, SizeOptions{});
-  CHECK(bits_to_bytes(s.at("linear1")) == 64);        // 16 floats
-  CHECK(bits_to_bytes(s.at("block")) == 40 + 24 + 60);
-  CHECK(bits_to_bytes(s.at("block.sub2.weight")) == 40);
-  CHECK(s.at("head") == 0);                           // tied: counted under linear1
-  CHECK(bits_to_bytes(s.at("mask")) == 2);            // 16 bools at 1/8 byte
+  CHECK(bits_to_bytes(s.at(t, "linear1")) == 64);        // 16 floats
+  CHECK(bits_to_bytes(s.at(t, "block")) == 40 + 24 + 60);
+  CHECK(bits_to_bytes(s.at(t, "block.sub2.weight")) == 40);
+  CHECK(s.at(t, "head") == 0);                           // tied: counted under linear1
+  CHECK(bits_to_bytes(s.at(t, "mask")) == 2);            // 16 bools at 1/8 byte
   CHECK(bits_to_bytes(s.total()) == 64 + 124 + 2);
-  CHECK(s.python_float.count("") == 1);
-  CHECK(s.python_float.count("block") == 0);
+  CHECK(s.fractional(t, ""));
+  CHECK(!s.fractional(t, "block"));
   CHECK(t.parameter_count() == 16 + 10 + 6 + 15);
   SizeOptions storage;
   storage.bool_as_bit = false;
-  CHECK(bits_to_bytes(compute_module_sizes(t, storage).at("mask")) == 16);
+  CHECK(bits_to_bytes(compute_module_sizes(t, storage).at(t, "mask")) == 16);
   SizeOptions half;
   half.dtype = DType::kF16;
   const ModuleSizes h = compute_module_sizes(t, half);
-  CHECK(bits_to_bytes(h.at("linear1")) == 32);
-  CHECK(bits_to_bytes(h.at("mask")) == 2);  // non-floating tensors keep their size
+  CHECK(bits_to_bytes(h.at(t, "linear1")) == 32);
+  CHECK(bits_to_bytes(h.at(t, "mask")) == 2);  // non-floating tensors keep their size
 }
 
 TEST_CASE("largest layer: accelerate skips direct params of split modules, memfit does not") {

@@ -26,6 +26,11 @@ using Keys = std::initializer_list<const char*>;
 
 // The largest value accepted for a single dimension; anything larger is a corrupt config.
 inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
+// The largest number of repeated blocks (layers, experts, groups). Each repeat adds tensors, so
+// anything near the tree's tensor cap is rejected here, before a single tensor is built: a
+// hostile `"num_hidden_layers": 2^40` fails at once instead of after building 250,000 tensors.
+// The largest real models have ~100 layers and ~400 experts.
+inline constexpr std::int64_t kMaxRepeats = 16'384;
 
 class Config {
  public:
@@ -45,6 +50,8 @@ class Config {
   // A count: an integer in [0, kMaxDim].
   std::int64_t count(Keys keys) const;
   std::int64_t count_or(Keys keys, std::int64_t fallback) const;
+  // A number of repeated blocks: an integer in [0, kMaxRepeats].
+  std::int64_t repeats_or(Keys keys, std::int64_t fallback) const;
   double number_or(Keys keys, double fallback) const;
   bool flag_or(Keys keys, bool fallback) const;
   std::string string_or(Keys keys, std::string fallback) const;

@@ -25,15 +25,6 @@ enum class LayerRule {
 
 LargestLayer largest_layer(const TensorTree& tree, const ModuleSizes& sizes, LayerRule rule);
 
-// A module or a tensor waiting to be treated (accelerate's modules_to_treat entries).
-struct TreeItem {
-  bool is_tensor = false;
-  int index = 0;  // into tree.modules or tree.tensors
-  const std::string& name(const TensorTree& t) const {
-    return is_tensor ? t.tensors[index].name : t.modules[index].name;
-  }
-};
-
 // The root's direct parameters, its children, then its direct buffers (aliases left out).
 std::vector<TreeItem> root_items(const TensorTree& tree);
 // Direct parameters (+ children, + direct buffers when `with_buffers`) of a module.

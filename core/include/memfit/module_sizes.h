@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "memfit/dtype.h"
@@ -35,14 +35,29 @@ struct SizeOptions {
   std::unordered_map<std::string, DType> special_dtypes;
 };
 
+// accelerate's module_sizes dict, kept by tree index: estimating a 100k-tensor model must not
+// build and hash 100k strings per dtype. A name lookup goes through the tree's name index.
 struct ModuleSizes {
-  std::vector<std::string> order;  // prefixes in first-seen order ("" first)
-  std::unordered_map<std::string, Bits> bits;
-  // Prefixes a bool tensor contributed to: accelerate's size there is a Python float (1/8 is a
-  // float), which changes how values under 1 KB print.
-  std::unordered_set<std::string> python_float;
-  Bits total() const;
-  Bits at(const std::string& prefix) const;  // 0 when absent (accelerate's defaultdict)
+  std::vector<Bits> module_bits;   // by module index; [0] is the root, i.e. the total
+  std::vector<Bits> tensor_bits;   // by tensor index; 0 for a tensor that is not counted
+  std::vector<char> module_listed; // the dict has this prefix (a counted tensor lies under it)
+  std::vector<char> tensor_listed;
+  // A bool tensor (1/8 byte in accelerate) lies under it: the size is then a Python float, which
+  // changes how values under 1 KB print.
+  std::vector<char> module_fractional, tensor_fractional;
+  std::vector<TreeItem> order;     // the dict's keys in first-seen order (root first)
+
+  Bits total() const { return module_bits.empty() ? 0 : module_bits[0]; }
+  Bits at(const TreeItem& item) const {
+    return item.is_tensor ? tensor_bits[item.index] : module_bits[item.index];
+  }
+  // 0 when absent (accelerate's defaultdict).
+  Bits at(const TensorTree& tree, std::string_view name) const;
+  bool fractional(const TreeItem& item) const {
+    return item.is_tensor ? tensor_fractional[item.index] != 0
+                          : module_fractional[item.index] != 0;
+  }
+  bool fractional(const TensorTree& tree, std::string_view name) const;
 };
 
 // Bits one tensor occupies under these options (0 for a tied alias).

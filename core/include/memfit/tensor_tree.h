@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memfit/dtype.h"
@@ -47,6 +49,35 @@ struct ModuleNode {
   std::vector<int> buffers;   // tensor indices of direct buffers, registration order
 };
 
+// Name → index lookup over a list of names. It keeps (hash, index) pairs, never pointers, so a
+// copied or moved tree keeps a valid index; a lookup always confirms the name itself.
+class NameIndex {
+ public:
+  template <typename NameAt>
+  void build(std::size_t count, NameAt name_at) {
+    entries_.clear();
+    entries_.reserve(count);
+    for (std::size_t i = 0; i < count; ++i)
+      entries_.emplace_back(hash(name_at(i)), static_cast<int>(i));
+    sort();
+  }
+  // The index of `name`, or -1; `name_at(i)` gives the i-th name of the indexed list.
+  template <typename NameAt>
+  int find(std::string_view name, NameAt name_at) const {
+    const std::size_t h = hash(name);
+    for (auto it = lower(h); it != entries_.end() && it->first == h; ++it)
+      if (name_at(static_cast<std::size_t>(it->second)) == name) return it->second;
+    return -1;
+  }
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  static std::size_t hash(std::string_view s);
+  void sort();
+  std::vector<std::pair<std::size_t, int>>::const_iterator lower(std::size_t h) const;
+  std::vector<std::pair<std::size_t, int>> entries_;
+};
+
 class TensorTree {
  public:
   std::vector<ModuleNode> modules;  // modules[0] is the root
@@ -63,13 +94,28 @@ class TensorTree {
   // Parameters then buffers: accelerate's named_module_tensors().
   std::vector<int> named_module_tensors() const;
 
-  // Index of the tensor with this full name, or -1.
-  int find_tensor(const std::string& name) const;
+  // Index of the tensor with this full name, or -1. O(log n) once reindex() has run on the
+  // finished tree (TreeBuilder::finish and for_era do it); a linear scan otherwise.
+  int find_tensor(std::string_view name) const;
   // Index of the module with this dotted name ("" = root), or -1.
-  int find_module(const std::string& name) const;
+  int find_module(std::string_view name) const;
+  // Rebuilds the name indexes; call after adding or renaming tensors or modules.
+  void reindex();
   bool is_no_split(const ModuleNode& m) const;
 
   std::uint64_t parameter_count() const;  // unique parameters (aliases not counted)
+
+ private:
+  NameIndex tensor_index_, module_index_;
+};
+
+// A module or a tensor of a tree (accelerate's modules_to_treat entries, module_sizes keys).
+struct TreeItem {
+  bool is_tensor = false;
+  int index = 0;  // into tree.modules or tree.tensors
+  const std::string& name(const TensorTree& t) const {
+    return is_tensor ? t.tensors[index].name : t.modules[index].name;
+  }
 };
 
 // The tree as one transformers era allocates it: `legacy` (4.40) drops kCurrentOnly tensors,
