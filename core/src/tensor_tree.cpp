@@ -48,6 +48,14 @@ void TensorTree::reindex() {
   module_index_.build(modules.size(), [&](std::size_t i) -> std::string_view { return modules[i].name; });
 }
 
+std::string TensorTree::duplicate_name() const {
+  if (int t = tensor_index_.first_duplicate([&](std::size_t i) -> std::string_view { return tensors[i].name; }); t >= 0)
+    return "tensor '" + tensors[t].name + "'";
+  if (int m = module_index_.first_duplicate([&](std::size_t i) -> std::string_view { return modules[i].name; }); m >= 0)
+    return "module '" + modules[m].name + "'";
+  return {};
+}
+
 int TensorTree::find_tensor(std::string_view name) const {
   auto name_at = [&](std::size_t i) -> std::string_view { return tensors[i].name; };
   if (tensor_index_.size() == tensors.size()) return tensor_index_.find(name, name_at);

@@ -11,7 +11,6 @@ TreeBuilder::TreeBuilder(std::string root_class) {
   root.class_name = std::move(root_class);
   tree_.modules.push_back(std::move(root));
   stack_.push_back(0);
-  module_index_[""] = 0;
 }
 
 std::string TreeBuilder::path(std::string_view leaf) const {
@@ -22,19 +21,14 @@ std::string TreeBuilder::path(std::string_view leaf) const {
 }
 
 TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view class_name) {
-  std::string full = path(name);
   const int parent = stack_.back();
-  auto found = module_index_.find(full);
-  if (found != module_index_.end())
-    throw Error(ErrorCode::kInternal, fmt::format("module '{}' registered twice", full));
   ModuleNode node;
-  node.name = full;
+  node.name = path(name);
   node.class_name = std::string(class_name);
   node.parent = parent;
   const int index = static_cast<int>(tree_.modules.size());
   tree_.modules.push_back(std::move(node));
   tree_.modules[parent].children.push_back(index);
-  module_index_[full] = index;
   stack_.push_back(index);
   return Scope(this);
 }
@@ -50,8 +44,6 @@ int TreeBuilder::add_tensor(std::string_view name, Shape shape, DType dtype, Ten
                             "not plausible (at '{}')", kMaxTreeTensors, path(name)));
   TensorInfo t;
   t.name = path(name);
-  if (tensor_index_.count(t.name))
-    throw Error(ErrorCode::kInternal, fmt::format("tensor '{}' registered twice", t.name));
   std::uint64_t numel = 1;
   for (std::int64_t d : shape) {
     if (d < 0)
@@ -71,7 +63,6 @@ int TreeBuilder::add_tensor(std::string_view name, Shape shape, DType dtype, Ten
   t.kind = kind;
   t.module = stack_.back();
   const int index = static_cast<int>(tree_.tensors.size());
-  tensor_index_[t.name] = index;
   tree_.tensors.push_back(std::move(t));
   auto& m = tree_.modules[stack_.back()];
   (kind == TensorKind::kParameter ? m.params : m.buffers).push_back(index);
@@ -83,12 +74,17 @@ void TreeBuilder::param(std::string_view name, Shape shape, DType dtype) {
 }
 
 void TreeBuilder::tied_param(std::string_view name, const std::string& target_full_name) {
-  auto it = tensor_index_.find(target_full_name);
-  if (it == tensor_index_.end())
+  // Ties are few (an embedding and its head), so a scan from the newest tensor is enough.
+  int target = -1;
+  for (std::size_t i = tree_.tensors.size(); i-- > 0;)
+    if (tree_.tensors[i].name == target_full_name) {
+      target = static_cast<int>(i);
+      break;
+    }
+  if (target < 0)
     throw Error(ErrorCode::kInternal,
                 fmt::format("'{}' is tied to '{}', which does not exist (yet)", path(name),
                             target_full_name));
-  int target = it->second;
   while (tree_.tensors[target].tied_to >= 0) target = tree_.tensors[target].tied_to;
   const TensorInfo copy = tree_.tensors[target];
   const int index = add_tensor(name, copy.shape, copy.dtype, TensorKind::kParameter);
@@ -108,6 +104,8 @@ void TreeBuilder::set_no_split(std::vector<std::string> classes) {
 
 TensorTree TreeBuilder::finish() {
   tree_.reindex();
+  if (std::string dup = tree_.duplicate_name(); !dup.empty())
+    throw Error(ErrorCode::kInternal, fmt::format("{} registered twice", dup));
   return std::move(tree_);
 }
 

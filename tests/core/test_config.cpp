@@ -94,3 +94,22 @@ TEST_CASE("unknown dtype and library are argument errors") {
   req.library = "diffusers";
   CHECK(estimate(req).error().code() == ErrorCode::kUnsupportedLibrary);
 }
+
+TEST_CASE("an implausible number of layers or experts is refused before any tensor is built") {
+  Config c(Json::parse(R"({"num_hidden_layers": 16384, "experts": 16385})"), "config.json");
+  CHECK(c.repeats_or({"num_hidden_layers"}, 1) == kMaxRepeats);
+  std::string message;
+  try {
+    (void)c.repeats_or({"experts"}, 1);
+  } catch (const Error& e) {
+    message = e.message();
+  }
+  CHECK(message ==
+        "config.json: key 'experts' = 16385 is not a plausible number of repeated blocks (at most 16384)");
+  const Error e = error_of(R"({"model_type": "llama", "num_hidden_layers": 1099511627776})");
+  CHECK(e.code() == ErrorCode::kInvalidValue);
+  CHECK(e.message().find("'num_hidden_layers' = 1099511627776") != std::string::npos);
+  const Error moe = error_of(R"({"model_type": "mixtral", "num_local_experts": 100000})");
+  CHECK(moe.code() == ErrorCode::kInvalidValue);
+  CHECK(moe.message().find("num_local_experts") != std::string::npos);
+}

@@ -70,6 +70,16 @@ class NameIndex {
     return -1;
   }
   std::size_t size() const { return entries_.size(); }
+  // The index of a name that occurs twice in the indexed list, or -1.
+  template <typename NameAt>
+  int first_duplicate(NameAt name_at) const {
+    for (std::size_t i = 0; i + 1 < entries_.size(); ++i)
+      for (std::size_t j = i + 1; j < entries_.size() && entries_[j].first == entries_[i].first; ++j)
+        if (name_at(static_cast<std::size_t>(entries_[i].second)) ==
+            name_at(static_cast<std::size_t>(entries_[j].second)))
+          return entries_[j].second;
+    return -1;
+  }
 
  private:
   static std::size_t hash(std::string_view s);
@@ -101,6 +111,8 @@ class TensorTree {
   int find_module(std::string_view name) const;
   // Rebuilds the name indexes; call after adding or renaming tensors or modules.
   void reindex();
+  // A tensor or module name given twice (after reindex()), or "" when every name is unique.
+  std::string duplicate_name() const;
   bool is_no_split(const ModuleNode& m) const;
 
   std::uint64_t parameter_count() const;  // unique parameters (aliases not counted)

@@ -7,7 +7,6 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "memfit/tensor_tree.h"
@@ -55,10 +54,10 @@ class TreeBuilder {
   void pop();
   int add_tensor(std::string_view name, Shape shape, DType dtype, TensorKind kind);
 
+  // Names are checked for uniqueness once, in finish(), with the tree's sorted name index: a
+  // hash map of every name while building cost more than building the tree itself.
   TensorTree tree_;
   std::vector<int> stack_;  // module indices; back() is current
-  std::unordered_map<std::string, int> tensor_index_;
-  std::unordered_map<std::string, int> module_index_;
 };
 
 }  // namespace memfit

@@ -1,0 +1,60 @@
+// TensorTree's name index and TreeBuilder's checks (names unique, ties resolved).
+#include <doctest/doctest.h>
+
+#include "memfit/error.h"
+#include "memfit/nn_layers.h"
+#include "memfit/tree_builder.h"
+
+using namespace memfit;
+
+TEST_CASE("find_tensor and find_module use the name index, also on copies and era trees") {
+  TreeBuilder b("Net");
+  for (int i = 0; i < 50; ++i) nn::linear(b, "layer" + std::to_string(i), 2, 3);
+  b.buffer("legacy", {4}, DType::kF32, false, BufferEra::kLegacyOnly);
+  const TensorTree t = b.finish();
+  CHECK(t.find_tensor("layer7.weight") == t.modules[t.find_module("layer7")].params[0]);
+  CHECK(t.find_tensor("layer49.bias") >= 0);
+  CHECK(t.find_tensor("layer50.bias") == -1);
+  CHECK(t.find_tensor("layer7") == -1);  // a module, not a tensor
+  CHECK(t.find_module("") == 0);
+  const TensorTree copy = t;
+  CHECK(copy.tensors[copy.find_tensor("layer3.weight")].name == "layer3.weight");
+  const TensorTree current = for_era(t, false);
+  CHECK(current.find_tensor("legacy") == -1);
+  CHECK(current.tensors[current.find_tensor("layer49.bias")].name == "layer49.bias");
+}
+
+TEST_CASE("a name registered twice is an internal error naming it") {
+  TreeBuilder b("Net");
+  nn::linear(b, "a", 2, 2);
+  {
+    auto s = b.module("a", "Linear");  // the same module again
+  }
+  std::string message;
+  try {
+    (void)b.finish();
+  } catch (const Error& e) {
+    message = e.message();
+  }
+  CHECK(message == "module 'a' registered twice");
+
+  TreeBuilder t("Net");
+  t.param("w", {2});
+  t.param("w", {3});
+  message.clear();
+  try {
+    (void)t.finish();
+  } catch (const Error& e) {
+    message = e.message();
+  }
+  CHECK(message == "tensor 'w' registered twice");
+}
+
+TEST_CASE("a tie to a tensor that does not exist is an internal error") {
+  TreeBuilder b("Net");
+  nn::linear(b, "a", 2, 2);
+  CHECK_THROWS(b.tied_param("head", "missing.weight"));
+  b.tied_param("head", "a.weight");
+  const TensorTree t = b.finish();
+  CHECK(t.tensors[t.find_tensor("head")].tied_to == t.find_tensor("a.weight"));
+}
