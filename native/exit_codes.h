@@ -18,6 +18,8 @@ enum ExitCode : int {
   kExitNetwork = 9,          // DNS/connect/TLS/timeout, or an unexpected HTTP status
   kExitFile = 10,            // a local file cannot be read
   kExitMismatch = 11,        // `memfit validate`: the checkpoint does not match the config
+  kExitNoTorch = 20,         // `memfit load|forward` in a build without LibTorch (no memfit-torch)
+  kExitCancelled = 21,       // a load was cancelled (progress callback): nothing was kept
 };
 
 inline int exit_code_for(ErrorCode code) {
@@ -29,7 +31,14 @@ inline int exit_code_for(ErrorCode code) {
     case ErrorCode::kOverflow: return kExitInvalidInput;
     case ErrorCode::kUnknownModelType:
     case ErrorCode::kUnknownClass:
-    case ErrorCode::kUnsupportedLibrary: return kExitUnsupported;
+    case ErrorCode::kUnsupportedLibrary:
+    // .bin checkpoints memfit cannot read in place (valid files, unsupported features)
+    case ErrorCode::kZipUnsupportedCompression:
+    case ErrorCode::kZipEncrypted:
+    case ErrorCode::kZipMultiDisk:
+    case ErrorCode::kTorchBinNotZip:
+    case ErrorCode::kTorchBinUnsupportedDtype:
+    case ErrorCode::kPickleUnsupportedProtocol: return kExitUnsupported;
     case ErrorCode::kInvalidArgument: return kExitUsage;
     case ErrorCode::kInternal: return kExitInternal;
     default: return kExitInvalidInput;  // safetensors and index format errors

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bin_checkpoint.h"
 #include "checkpoint_reader.h"
 #include "exit_codes.h"
 #include "memfit/convert_bytes.h"
@@ -70,6 +71,56 @@ nlohmann::ordered_json to_json(const Checkpoint& ck) {
   return out;
 }
 
+// A local .bin checkpoint (torch.save zip): read without Python by the restricted unpickler.
+bool is_local_bin(const std::string& target) {
+  std::error_code ec;
+  return std::filesystem::exists(target, ec) && is_bin_checkpoint_path(target);
+}
+
+// .bin tensors have no data buffer: their offsets are absolute file offsets of the first element
+// (the JSON says so in "offsets"), and a tensor may be a strided view of a shared storage.
+void print_bin(const BinCheckpoint& ck, bool json) {
+  std::uint64_t total = 0;
+  if (json) {
+    nlohmann::ordered_json out;
+    out["format"] = "pytorch_bin";
+    out["offsets"] = "file";  // data_offsets count from the start of the .bin file
+    out["tensors"] = nlohmann::ordered_json::array();
+    for (const auto& t : ck.tensors)
+      out["tensors"].push_back({{"name", t.name},
+                                {"dtype", std::string(safetensors_name(t.dtype))},
+                                {"shape", t.shape},
+                                {"stride", t.stride},
+                                {"data_offsets", {t.data_offset, t.data_offset + t.span_bytes}},
+                                {"bytes", t.nbytes},
+                                {"file", t.shard},
+                                {"storage", t.storage_key},
+                                {"contiguous", t.contiguous}});
+    out["metadata"] = nlohmann::ordered_json::object();
+    out["files"] = nlohmann::ordered_json::array();
+    for (const auto& f : ck.files) {
+      const std::string name = std::filesystem::path(f).filename().string();
+      std::size_t n = 0;
+      for (const auto& t : ck.tensors) n += t.shard == name;
+      out["files"].push_back({{"name", name}, {"tensors", n}});
+    }
+    if (ck.index) {
+      out["index"] = {{"name", ck.index_name}, {"shards", ck.index->shards}};
+      if (ck.index->total_size) out["index"]["total_size"] = *ck.index->total_size;
+    }
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  for (const auto& t : ck.tensors) {
+    fmt::print("  {:<60} {:<8} {:<20} {:>12} @ {} (file offset; storage '{}'{})\n", t.name,
+               safetensors_name(t.dtype), shape_text(t.shape), t.nbytes, t.data_offset, t.storage_key,
+               t.contiguous ? "" : ", strided");
+    total += t.nbytes;
+  }
+  fmt::print("{} tensors in {} .bin file(s), {} ({} bytes, shared storages counted per tensor)\n",
+             ck.tensors.size(), ck.files.size(), convert_bytes(static_cast<double>(total)), total);
+}
+
 int fail(const CliError& e) {
   fmt::print(stderr, "memfit: error: {}\n", e.message);
   return e.exit_code;
@@ -79,6 +130,10 @@ int fail(const CliError& e) {
 
 int run_inspect(const InspectArgs& args) {
   try {
+    if (is_local_bin(args.target)) {
+      print_bin(read_bin_checkpoint(args.target), args.json);
+      return kExitOk;
+    }
     const Checkpoint ck = load_checkpoint(args.target);
     for (const auto& w : ck.warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
     if (args.json) fmt::print("{}\n", to_json(ck).dump(2));
@@ -93,7 +148,9 @@ int run_validate(const ValidateArgs& args) {
   try {
     hub::HubClient client(hub::HubOptions::from_environment());
     const ModelSource src = resolve_model(args.config, {"", ""}, &client);
-    const Checkpoint ck = load_checkpoint(args.checkpoint);
+    const std::vector<CheckpointTensor> tensors = is_local_bin(args.checkpoint)
+                                                      ? read_bin_checkpoint(args.checkpoint).checkpoint_tensors()
+                                                      : load_checkpoint(args.checkpoint).tensors();
     EstimateRequest req;
     req.config_text = src.config_text;
     req.name = src.name;
@@ -105,7 +162,7 @@ int run_validate(const ValidateArgs& args) {
     const Json cfg = Config::parse(src.config_text, "config.json");
     if (auto it = cfg.find("torch_dtype"); it != cfg.end() && it->is_string())
       stored = dtype_from_name(it->get<std::string>());
-    const TreeComparison c = compare_trees(*tree, ck.tensors(), stored);
+    const TreeComparison c = compare_trees(*tree, tensors, stored);
     if (args.json) {
       auto j = comparison_to_json(c);
       j["model_class"] = tree->class_name();

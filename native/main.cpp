@@ -4,9 +4,14 @@
 #include "estimate_command.h"
 #include "inspect_command.h"
 #include "plan_command.h"
+#include "shard_command.h"
 #include "exit_codes.h"
+#include "torch_exec.h"
 
 int main(int argc, char** argv) {
+  // `memfit load|forward` run on LibTorch in memfit-torch (next to this binary), so that the
+  // estimator never links or loads LibTorch.
+  if (argc >= 2 && memfit::cli::is_torch_subcommand(argv[1])) return memfit::cli::exec_torch(argc, argv);
   CLI::App app{"memfit: memory estimates and device maps for large models"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "memfit 0.1.0");
@@ -89,6 +94,21 @@ int main(int argc, char** argv) {
   plan->add_option("--output", pl.output, "write the device map (JSON) to this file");
   plan->add_option("--check", pl.check, "validate a device map file against the model instead");
 
+  // Listed for --help only: main() hands them to memfit-torch before parsing.
+  app.add_subcommand("load", "Validate, load and place a checkpoint by a device map (LibTorch: memfit-torch)");
+  app.add_subcommand("forward", "Run a model to logits, offloaded blocks streamed with prefetch (memfit-torch)");
+
+  memfit::cli::ShardArgs sh;
+  CLI::App* shard = app.add_subcommand(
+      "shard", "(Re)shard a checkpoint (safetensors or .bin) into safetensors shards + index");
+  shard->add_option("input", sh.input, ".safetensors, .bin, index.json, or a model folder")->required();
+  shard->add_option("output", sh.output, "the folder to create (must not exist)")->required();
+  shard->add_option("--max-shard-size", sh.max_shard_size, "largest shard, e.g. 2GB, 400KB, 5GiB (default 5GB)");
+  shard->add_option("--order", sh.order,
+                    "state-dict order: auto (config.json beside a safetensors checkpoint), config, checkpoint")
+      ->check(CLI::IsMember({"auto", "config", "checkpoint"}));
+  shard->add_flag("--json", sh.json, "print JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -98,5 +118,6 @@ int main(int argc, char** argv) {
   if (inspect->parsed()) return memfit::cli::run_inspect(ins);
   if (validate->parsed()) return memfit::cli::run_validate(val);
   if (plan->parsed()) return memfit::cli::run_plan(pl);
+  if (shard->parsed()) return memfit::cli::run_shard(sh);
   return memfit::cli::kExitUsage;
 }

@@ -20,22 +20,42 @@ foreach(dir nlohmann fmt doctest)
   endif()
 endforeach()
 
-# fmt: core links fmt::fmt and only calls find_package(fmt) when no such target exists.
-# FMT_STATIC_THOUSANDS_SEPARATOR keeps std::locale (and libc++'s ~90 KB of facets) out of the
-# module; core never formats with the locale ({:L}), so no output changes.
-add_library(fmt::fmt INTERFACE IMPORTED)
-set_target_properties(fmt::fmt PROPERTIES
-  INTERFACE_INCLUDE_DIRECTORIES ${MEMFIT_WASM_INCLUDE}
-  INTERFACE_COMPILE_DEFINITIONS "FMT_HEADER_ONLY=1;FMT_STATIC_THOUSANDS_SEPARATOR=44")
+# fmt: core links fmt::fmt and only calls find_package(fmt) when no such target exists. Its
+# implementation is compiled once (wasm/fmt.cpp), not header-only in every core TU (half of the
+# compile time of a small TU). FMT_STATIC_THOUSANDS_SEPARATOR keeps std::locale (and libc++'s
+# ~90 KB of facets) out of the module; core never formats with the locale ({:L}), so no output
+# changes. FMT_USE_LONG_DOUBLE=0 / FMT_USE_INT128=0 / FMT_USE_FLOAT=0: core formats none of these
+# (doubles only; an __int128 argument would no longer compile, a float or long double would print
+# nothing, which the WASM = CLI parity tests would show), and their formatters are ~9 KB.
+add_library(memfit_fmt STATIC ${CMAKE_CURRENT_LIST_DIR}/fmt.cpp)
+target_include_directories(memfit_fmt SYSTEM PUBLIC ${MEMFIT_WASM_INCLUDE})
+target_compile_definitions(memfit_fmt PUBLIC FMT_STATIC_THOUSANDS_SEPARATOR=44 FMT_USE_LONG_DOUBLE=0
+                           FMT_USE_INT128=0 FMT_USE_FLOAT=0)
+add_library(fmt::fmt ALIAS memfit_fmt)
 
 # nlohmann_json: core calls find_package(nlohmann_json 3.10 REQUIRED); a package config of our
 # own (wasm/cmake/) defines the target over the symlinked headers.
 set(nlohmann_json_DIR ${CMAKE_CURRENT_LIST_DIR}/cmake CACHE PATH "nlohmann_json for the WASM build" FORCE)
 
+# Precompiled headers (wasm/CMakeLists.txt) need ccache's pch sloppiness, or ccache stops caching
+# every TU that uses them.
+if(MEMFIT_CCACHE)
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${CMAKE_COMMAND} -E env
+      "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime" ${MEMFIT_CCACHE})
+endif()
+
 # C++ exceptions as WebAssembly exceptions (core throws memfit::Error internally): without a
 # flag a throw reaches JS as a bare number. Everything, core included, is compiled with it.
 add_compile_options(-fwasm-exceptions)
 add_link_options(-fwasm-exceptions)
+
+# No RTTI (core uses neither typeid nor dynamic_cast; exceptions keep their type info): the type
+# names and type_info objects of every std::function and json type are ~6 KB of the bundle.
+# Embind then identifies types without typeid (EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0).
+# -fno-rtti at link too: it selects the matching embind library (libembind, not libembind-rtti).
+add_compile_options(-fno-rtti)
+add_link_options(-fno-rtti)
+add_compile_definitions(EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0)
 
 # Link-time optimization: the bundle is ~11% smaller gzipped (README, "WebAssembly build").
 # Objects are bitcode; each program is optimized whole at its own link -O level (-Oz for the

@@ -76,8 +76,10 @@ Result<bool> check_device_map(const TensorTree& tree, const DeviceMap& map) {
   }
   // A tensor is covered by its own name or by any module above it: O(depth) set lookups per
   // tensor, not a scan of every key (maps split down to tensors have thousands of keys).
+  // Like accelerate, only what the state dict holds must be placed: a non-persistent buffer (a
+  // rotary inv_freq) is computed by the model, never loaded.
   for (const auto& t : tree.tensors) {
-    if (t.is_alias()) continue;
+    if (t.is_alias() || (t.kind == TensorKind::kBuffer && !t.persistent)) continue;
     bool covered = keys.count(t.name) > 0;
     for (int m = t.module; !covered && m >= 0; m = tree.modules[m].parent)
       covered = keys.count(tree.modules[m].name) > 0;

@@ -94,7 +94,7 @@ std::string estimate(const std::string& request_json) {
   return respond(request_json, [](const Json& j) {
     const Result<Report> r = memfit::estimate(model_request(j));
     if (!r) throw r.error();
-    Json out = Json::parse(report_to_json(*r).dump());
+    Json out = report_to_json(*r);
     out["table"] = render_table(*r);
     return out;
   });

@@ -128,7 +128,7 @@ std::string inference(const std::string& request_json) {
     }
     const Result<RunReport> r = will_it_run(model, o);
     if (!r) throw r.error();
-    return Json::parse(run_report_to_json(*r).dump());
+    return run_report_to_json(*r);
   });
 }
 

@@ -63,7 +63,7 @@ std::string plan(const std::string& request_json) {
   return respond(request_json, [](const Json& j) {
     auto r = plan::run_plan(plan_request(j));
     if (!r) throw r.error();
-    return Json::parse(plan::plan_to_json(*r).dump());
+    return plan::plan_to_json(*r);
   });
 }
 

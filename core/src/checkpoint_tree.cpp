@@ -125,6 +125,8 @@ TreeComparison compare_trees(const TensorTree& config_tree,
   }
   if (!add.empty()) out.prefix_note = fmt::format("checkpoint names lack the model's prefix '{}'", add);
   if (!strip.empty()) out.prefix_note = fmt::format("checkpoint names carry the prefix '{}'", strip);
+  out.add_prefix = add;
+  out.strip_prefix = strip;
 
   std::unordered_set<std::string> seen;
   for (const auto& [name, t] : got) {

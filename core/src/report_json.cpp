@@ -59,8 +59,12 @@ nlohmann::ordered_json report_to_json(const Report& r) {
     out["rows"].push_back(std::move(j));
   }
   out["largest_layer_names"] = r.largest_layer_names;
+  // Module names are unique (first-seen order): append them without ordered_map's linear
+  // lookup per key, which made this quadratic (~1,000 modules for a 70B model).
   nlohmann::ordered_json sizes = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : r.module_sizes) sizes[k] = number(v);
+  auto& entries = sizes.get_ref<nlohmann::ordered_json::object_t&>();
+  entries.reserve(r.module_sizes.size());
+  for (const auto& [k, v] : r.module_sizes) entries.Container::emplace_back(k, number(v));
   out["module_sizes"] = std::move(sizes);
   out["notes"] = r.notes;
   if (r.comparison) out["comparison"] = comparison_to_json(*r.comparison);

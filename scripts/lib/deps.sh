@@ -31,6 +31,12 @@ MEMFIT_NATIVE_PACKAGES=(
   doctest-dev libcpp-httplib-dev libbenchmark-dev
 )
 
+# The LibTorch build (MEMFIT_WITH_TORCH, preset native-torch: memfit-torch = `memfit load|forward`).
+# libtorch-dev is Debian's CPU-only LibTorch 1.13.1; python3-torch is only for scripts/bench-load.sh
+# (torch.load of the same weights as .bin, the tool a user would otherwise reach for).
+MEMFIT_TORCH_PACKAGES=(libtorch-dev)
+MEMFIT_TORCH_BENCH_PACKAGES=(python3-torch)
+
 # The WebAssembly build (wasm/: Debian's Emscripten) and the page's browser tests (tests/web:
 # node --test + playwright-core driving Debian's chromium). Why each: README "WebAssembly build".
 MEMFIT_WEB_PACKAGES=(emscripten chromium)

@@ -360,3 +360,15 @@ TEST_CASE("the reserve for the largest layer is released once that layer is plac
   CHECK(as_map(infer_auto_device_map(t, mm({{Device::gpu(0), 600}, {Device::gpu(1), 1000}}), {})) ==
         Expected{{"B", "0"}, {"A", "0"}, {"C", "1"}, {"D", "1"}});
 }
+
+TEST_CASE("check_device_map asks only for what the state dict holds (non-persistent buffers are computed)") {
+  TreeBuilder b("Net");
+  nn::linear(b, "a", 2, 2);
+  {
+    auto s = b.module("rotary", "Rotary");
+    b.buffer("inv_freq", {4}, DType::kF32, false);
+  }
+  const TensorTree t = b.finish();
+  CHECK(check_device_map(t, {{"a", Device::cpu()}}).ok());
+  CHECK(check_device_map(t, {{"a", Device::cpu()}, {"rotary", Device::cpu()}}).ok());
+}

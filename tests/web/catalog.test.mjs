@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { catalogText } from '../../web/tools/make-catalog.mjs';
 import { fromJson } from '../../web/js/catalog.js';
 import { wasm } from './support/wasm.mjs';
-import { ROOT, SLOW_MODELS } from './support/paths.mjs';
+import { ROOT } from './support/paths.mjs';
 
 const text = readFileSync(join(ROOT, 'web/catalog.json'), 'utf8');
 
@@ -28,10 +28,6 @@ test('every catalog entry estimates exactly as its full config.json', async () =
     }
   }
   for (const e of entries) {
-    if (SLOW_MODELS.has(e.id)) {
-      console.log(`*** SKIPPED: ${e.id} (too slow in core today, see tests/web/support/paths.mjs) ***`);
-      continue;
-    }
     for (const mode of ['memfit', 'accelerate']) {
       const ours = m.estimate({ name: e.id, library: e.library, mode, config: e.config });
       const theirs = m.estimate({ name: e.id, library: e.library, mode, config: full.get(e.id) });

@@ -80,6 +80,22 @@ test('the widget on another origin: same numbers as the CLI, styles isolated, WA
   await context.close();
 });
 
+test("the widget under a host page's strict CSP (no 'unsafe-eval')", async () => {
+  // The widget needs its site, blob: (its worker) and 'wasm-unsafe-eval' (WebAssembly itself),
+  // nothing more: embind is built with -sDYNAMIC_EXECUTION=0 (no new Function()).
+  hostHtml = `<!doctype html><html><head>
+    <meta http-equiv="Content-Security-Policy" content="script-src ${site.url} blob: 'wasm-unsafe-eval'">
+    <script type="module" src="${site.url}/embed.js"></script></head><body>
+    <memfit-estimate id="a" model="gpt2" endpoint="${hub.url}"></memfit-estimate></body></html>`;
+  const { page, context, problems } = await openPage(browser);
+  await page.goto(`${hostUrl}/`);
+  await page.waitForFunction(() => ['result', 'error'].includes(document.getElementById('a').dataset.state), null, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => document.getElementById('a').dataset.state), 'result',
+    await page.evaluate(() => document.getElementById('a').shadowRoot.textContent));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('embed.html in an iframe of another origin', async () => {
   const src = `${site.url}/embed.html?model=${encodeURIComponent('meta-llama/Meta-Llama-3-8B')}&dtypes=float16,int8&endpoint=${encodeURIComponent(hub.url)}`;
   hostHtml = `<!doctype html><html><body><iframe id="f" title="memfit" src="${src}" width="640" height="300"></iframe></body></html>`;

@@ -385,6 +385,50 @@ describe('security', () => {
   });
 });
 
+describe('planner panel', () => {
+  // [model, page parameters, the same plan on the command line]
+  const cases = [
+    ['meta-llama/Meta-Llama-3-70B', { gpu: '4090', gpus: '2', cpu: '64', strategy: 'auto', pdtype: 'float16' },
+      ['--max-memory', '0=24GiB,1=24GiB,cpu=64GiB', '--device-map', 'auto', '--dtype', 'float16']],
+    ['mistralai/Mixtral-8x7B-v0.1', { gpu: 'a100', gpus: '2', cpu: '32', strategy: 'balanced', pdtype: 'bfloat16' },
+      ['--max-memory', '0=80GiB,1=80GiB,cpu=32GiB', '--device-map', 'balanced', '--dtype', 'bfloat16']],
+    ['mistralai/Mistral-7B-v0.1', { gpu: 't4', gpus: '1', cpu: '8', strategy: 'sequential', pdtype: 'float32', disk: '0' },
+      ['--max-memory', '0=16GiB,cpu=8GiB', '--device-map', 'sequential', '--dtype', 'float32', '--no-disk']],
+    ['meta-llama/Meta-Llama-3-8B', { gpu: '3090', gpus: '1', cpu: '64', strategy: 'fit', pdtype: 'bfloat16' },
+      ['--max-memory', '0=24GiB,cpu=64GiB', '--device-map', 'fit', '--dtype', 'bfloat16']],
+  ];
+  for (const [id, params, args] of cases) {
+    test(`the planner panel is \`memfit plan --json\`: ${id} (${params.strategy})`, async () => {
+      const { page, context, problems } = await openPage(browser);
+      await page.goto(url({ model: id, ...params }));
+      assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+      await page.click('#planner summary');
+      await page.waitForFunction(() => !document.getElementById('copy-plan').disabled ||
+        document.querySelector('#plan-out .notice'), null, { timeout: 20000 });
+      const cli = await memfit(['plan', id, ...args, '--json'], { endpoint: hub.url });
+      const shown = await page.locator('#plan-out').innerText();
+      if (cli.code !== 0) {
+        // the same refusal (e.g. no room without disk), in the panel
+        const message = cli.stderr.trim().split('\n').pop()?.replace(/^memfit: error: /, '') || '';
+        assert.match(shown, /cannot compute/, shown);
+        assert.ok(message && shown.includes(message), `${shown} vs ${message}`);
+        assert.equal(await page.isDisabled('#copy-plan'), true);
+      } else {
+        await page.click('#copy-plan');
+        await page.waitForFunction(() => document.getElementById('copy-plan-status').dataset.copied);
+        const ours = JSON.parse(await page.evaluate(() => document.getElementById('copy-plan-status').dataset.copied));
+        assert.deepEqual(ours, JSON.parse(cli.stdout));
+        // the table shows each device's bytes and budget as convert_bytes writes them
+        const rows = await page.$$eval('#plan-out table.plan tbody tr', (trs) => trs.map((tr) => tr.dataset.device));
+        assert.deepEqual(rows.sort(), Object.keys(ours.bytes_per_device).sort());
+      }
+      if (id === 'meta-llama/Meta-Llama-3-70B') await shot(page, 'planner');
+      assert.deepEqual(problems, []);
+      await context.close();
+    });
+  }
+});
+
 describe('panels, layout and speed', () => {
   test('the planner and "will it run?" panels answer (or say politely they cannot yet)', async () => {
     const { page, context, problems } = await openPage(browser);
@@ -419,6 +463,52 @@ describe('panels, layout and speed', () => {
     assert.ok(overflow <= 0, `no horizontal scrolling of the page (${overflow}px)`);
     await shot(phone.page, 'result-phone');
     await phone.context.close();
+  });
+
+  test('contrast: every visible text is at least 4.5:1 (3:1 when large), light and dark', async () => {
+    for (const colorScheme of ['light', 'dark']) {
+      const { page, context } = await openPage(browser, { colorScheme });
+      await page.goto(url({ model: 'mistralai/Mistral-7B-v0.1' }));
+      assert.equal(await settle(page), 'result');
+      await page.click('#planner summary');
+      await page.click('#run summary');
+      await page.click('#settings summary');
+      await page.waitForFunction(() => document.querySelector('#plan-out table, #plan-out .notice'));
+      const low = await page.evaluate(() => {
+        /** @param {string} c */
+        const rgba = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+        /** @param {number[]} c */
+        const lum = ([r, g, b]) => {
+          const f = (/** @type {number} */ v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+          return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+        };
+        /** the colour behind an element: its own or its nearest ancestor's opaque background */
+        const behind = (/** @type {Element | null} */ e) => {
+          for (; e; e = e.parentElement) {
+            const c = rgba(getComputedStyle(e).backgroundColor);
+            if (c.length >= 3 && (c.length === 3 || c[3] > 0.5)) return c;
+          }
+          return [255, 255, 255];
+        };
+        const out = [];
+        for (const e of document.querySelectorAll('body *')) {
+          const text = [...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent.trim()).join('');
+          if (!text || e.closest('[hidden], [aria-hidden=true], details:not([open]) > :not(summary), svg, .visually-hidden, .skip')) continue;
+          const s = getComputedStyle(e);
+          const r = e.getBoundingClientRect();
+          if (s.visibility === 'hidden' || s.display === 'none' || r.width === 0 || e.closest(':disabled')) continue;
+          const fg = rgba(s.color), bg = behind(e);
+          const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+          const ratio = (hi + 0.05) / (lo + 0.05);
+          const size = parseFloat(s.fontSize), bold = Number(s.fontWeight) >= 700;
+          const need = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+          if (ratio < need) out.push(`${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}.${e.className} “${text.slice(0, 30)}” ${ratio.toFixed(2)}:1`);
+        }
+        return out;
+      });
+      assert.deepEqual(low, [], `${colorScheme}: ${low.join('; ')}`);
+      await context.close();
+    }
   });
 
   test('keyboard: the form works without a mouse, and every control has a label', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { wasm } from './support/wasm.mjs';
-import { CLI, CONFIGS, SLOW_MODELS } from './support/paths.mjs';
+import { CLI, CONFIGS } from './support/paths.mjs';
 import { memfit } from './support/cli.mjs';
 
 const files = readdirSync(CONFIGS).filter((f) => f.endsWith('.json')).sort();
@@ -14,7 +14,6 @@ for (const f of files) {
   test(`WASM = native CLI: ${f}`, async (t) => {
     if (!existsSync(CLI)) { t.skip(`*** SKIPPED: no native CLI at ${CLI} (set MEMFIT_CLI) ***`); return; }
     const id = f.slice(0, -5).replace('--', '/');
-    if (SLOW_MODELS.has(id)) { t.skip(`*** SKIPPED: ${id} is too slow in core today (tests/web/support/paths.mjs) ***`); return; }
     const m = await wasm();
     const library = id.startsWith('timm/') ? 'timm' : 'transformers';
     const path = join(CONFIGS, f);

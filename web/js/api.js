@@ -94,6 +94,9 @@ class Engine {
     /** Milliseconds spent in WASM by the last call of each function. */
     /** @type {Object<string, number>} */
     this.lastMs = {};
+    /** When the worker's module had loaded (ms on this page's clock), once known. */
+    /** @type {number | undefined} */
+    this.readyAt = undefined;
   }
 
   /** @returns {Worker} */
@@ -111,7 +114,8 @@ class Engine {
       worker = new Worker(url, { type: 'module', name: 'memfit' });
     }
     worker.onmessage = (event) => {
-      const { id, text, ms, failure } = event.data || {};
+      const { id, text, ms, ready, failure } = event.data || {};
+      if (typeof ready === 'number') this.readyAt = ready - performance.timeOrigin;
       const p = this.pending.get(id);
       if (!p) return;
       this.pending.delete(id);

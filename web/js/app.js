@@ -16,6 +16,7 @@ import { withCommas } from './format.js';
 /** @typedef {import('./state.js').State} State */
 /** @typedef {import('./model.js').ModelSource} ModelSource */
 
+performance.mark('memfit:app');
 const $ = (/** @type {string} */ id) => /** @type {any} */ (document.getElementById(id));
 const query = new URLSearchParams(location.search);
 const TIMEOUT_MS = clampInt(query.get('timeout'), 200, 120000, 20000);
@@ -26,6 +27,8 @@ let state = stateFromQuery(query);
 let model = null;
 /** @type {import('./api.js').EstimateReply | null} */
 let report = null;
+/** The planner panel's last reply (`memfit plan --json`). @type {import('./api.js').PlanReply | null} */
+let plan = null;
 /** @type {AbortController | null} */
 let inflight = null;
 let runNumber = 0;
@@ -269,6 +272,7 @@ async function run() {
       if (source.origin === 'hub') fetched.set(key, source);
     }
     if (mine !== runNumber) return;
+    performance.mark('memfit:fetched');
     model = source;
     await compute();
   } catch (e) {
@@ -322,6 +326,14 @@ async function compute() {
     firstResult = false;
     const t = Math.round(performance.now());
     document.documentElement.dataset.firstResultMs = String(t);
+    // where the first result's time went (scripts/bench-web.sh reads these)
+    const fetchedAt = performance.getEntriesByName('memfit:fetched').pop()?.startTime;
+    document.documentElement.dataset.timeline = JSON.stringify({
+      app_start: Math.round(performance.getEntriesByName('memfit:app').pop()?.startTime ?? 0),
+      model_fetched: fetchedAt === undefined ? null : Math.round(fetchedAt),
+      wasm_ready: engine().readyAt === undefined ? null : Math.round(engine().readyAt),
+      estimate_ms: ms, result: t,
+    });
     $('timing').textContent = `First result ${t} ms after the page started loading; this estimate took ${ms?.toFixed(2)} ms in WebAssembly.`;
   } else {
     $('timing').textContent = `This estimate took ${ms?.toFixed(2)} ms in WebAssembly.`;
@@ -420,9 +432,9 @@ async function usePastedText(text) {
 
 // ---------------------------------------------------------------- copy
 
-/** @param {string} text @param {string} what */
-async function copy(text, what) {
-  const status = $('copy-status');
+/** @param {string} text @param {string} what @param {string} [statusId] where to say it was copied */
+async function copy(text, what, statusId = 'copy-status') {
+  const status = $(statusId);
   try {
     await navigator.clipboard.writeText(text);
     status.textContent = `${what} copied.`;
@@ -448,8 +460,15 @@ async function refreshPlanner() {
   const out = $('plan-out');
   if (!$('planner').open) return;
   const fields = modelFields();
-  if (!fields || !report) { replaceChildren(out, el('p', { class: 'help' }, 'Estimate a model first.')); return; }
+  if (!fields || !report) {
+    plan = null;
+    $('copy-plan').disabled = true;
+    replaceChildren(out, el('p', { class: 'help' }, 'Estimate a model first.'));
+    return;
+  }
   const reply = await engine().plan(planRequest(fields, state));
+  plan = isError(reply) ? null : reply;
+  $('copy-plan').disabled = !plan;
   if (isError(reply)) replaceChildren(out, unavailable(reply.error, 'The planner'));
   else replaceChildren(out, ...renderPlan(reply));
 }
@@ -553,6 +572,7 @@ function start() {
   $('copy-md').addEventListener('click', () => report && copy(reportMarkdown(report, shareUrl()), 'Markdown'));
   $('copy-json').addEventListener('click', () => report && copy(reportJson(report) + '\n', 'JSON'));
   $('copy-link').addEventListener('click', () => copy(shareUrl(), 'Link'));
+  $('copy-plan').addEventListener('click', () => plan && copy(JSON.stringify(plan, null, 2) + '\n', 'Plan', 'copy-plan-status'));
   // The module loads while the Hub answers (a link with a model), or as soon as someone starts
   // typing — never on a visit that computes nothing.
   const warm = () => { engine().supported().catch(() => {}); };

@@ -62,8 +62,10 @@ export async function fromHub(o) {
   const id = parsed.id;
   const revision = parsed.revision || o.revision || 'main';
   const wanted = o.library && o.library !== 'auto' ? o.library : '';
-  const entry = (await catalog()).get(id.toLowerCase());
-  const fromCatalog = (/** @type {string} */ why) => {
+  // the catalog is read only when it is needed (offline, or the Hub cannot be reached): a Hub
+  // model's first result never waits for it
+  const fromCatalog = async (/** @type {string} */ why) => {
+    const entry = (await catalog()).get(id.toLowerCase());
     if (!entry) return null;
     if (o.exact) throw new ModelError('network', `${why}; the exact mode needs the Hub (the catalog has configs only)`);
     return /** @type {ModelSource} */ ({
@@ -72,13 +74,16 @@ export async function fromHub(o) {
     });
   };
   if (o.offline) {
-    const hit = fromCatalog('offline');
+    const hit = await fromCatalog('offline');
     if (hit) return hit;
     throw new ModelError('offline', `“${id}” is not in the bundled catalog, and offline mode is on (turn it off to ask the Hub)`);
   }
   const hub = new HubClient({ endpoint: o.endpoint, token: o.token, revision, timeoutMs: o.timeoutMs, signal: o.signal });
   try {
     o.progress?.(`Asking ${hub.origin} about ${id}…`);
+    // config.json is asked for at the same time as the model's info (one round trip, not two);
+    // its answer is used only once the info says the model can be estimated
+    const configAnswer = hub.file(id, 'config.json').then((text) => ({ text }), (error) => ({ error }));
     const info = await hub.modelInfo(id);
     let library = wanted;
     if (!library) {
@@ -94,11 +99,12 @@ export async function fromHub(o) {
     o.progress?.(`Fetching config.json of ${id}…`);
     /** @type {string | null} */
     let config = null;
-    try {
-      config = await hub.file(id, 'config.json');
-    } catch (e) {
+    const answer = await configAnswer;
+    if ('text' in answer) {
+      config = answer.text;
+    } else if (!(answer.error instanceof HubError && answer.error.kind === 'entry_not_found' && library === 'timm')) {
       // a timm model can be built from its name alone (as timm.create_model does)
-      if (!(e instanceof HubError && e.kind === 'entry_not_found' && library === 'timm')) throw e;
+      throw answer.error;
     }
     /** @type {ModelSource} */
     const source = {
@@ -114,7 +120,7 @@ export async function fromHub(o) {
     return source;
   } catch (e) {
     if (e instanceof HubError && (e.kind === 'network' || e.kind === 'timeout')) {
-      const hit = fromCatalog(e.kind === 'timeout' ? 'the Hub timed out' : 'the Hub is unreachable');
+      const hit = await fromCatalog(e.kind === 'timeout' ? 'the Hub timed out' : 'the Hub is unreachable');
       if (hit) return hit;
     }
     if (e instanceof HubError) throw new ModelError(e.kind, e.message);

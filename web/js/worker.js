@@ -2,16 +2,22 @@
 // The Web Worker that owns the WASM module: loaded once, on the first request, then every call
 // is one synchronous api.h function run off the main thread. Messages (see api.js):
 //   in:  {id, fn, args}          fn ∈ estimate | plan | inference | parse_safetensors_header | supported
-//   out: {id, text, ms}          text: the api's JSON reply; ms: time spent in WASM
+//   out: {id, text, ms, ready?}  text: the api's JSON reply; ms: time spent in WASM; ready (first
+//                                reply only): when the module had loaded, ms since the epoch
 //        {id, failure}           the module itself could not load or threw (not an api error)
 
 /** @type {Promise<any> | null} */
 let modulePromise = null;
+/** @type {number | undefined} */
+let readyAt;
 
 function loadModule() {
   if (!modulePromise) {
     const url = new URL('../wasm/memfit.mjs', import.meta.url).href;
-    modulePromise = import(url).then((m) => m.default());
+    modulePromise = import(url).then((m) => m.default()).then((wasm) => {
+      readyAt = performance.timeOrigin + performance.now();
+      return wasm;
+    });
   }
   return modulePromise;
 }
@@ -26,7 +32,8 @@ self.onmessage = async (event) => {
     const t0 = performance.now();
     const text = wasm[fn](...(args || []));
     const ms = performance.now() - t0;
-    self.postMessage({ id, text, ms });
+    self.postMessage({ id, text, ms, ready: readyAt });
+    readyAt = undefined;
   } catch (e) {
     self.postMessage({ id, failure: String(e && e.message ? e.message : e) });
   }

@@ -50,6 +50,9 @@ struct TreeComparison {
   std::vector<ShapeMismatch> shape_mismatches;
   std::vector<DtypeDifference> dtype_differences;  // informative: loading casts
   std::string prefix_note;  // e.g. "checkpoint names carry the prefix 'model.'"
+  // The same as data, for a loader mapping checkpoint names to model names:
+  // model name = add_prefix + (checkpoint name without strip_prefix). At most one is non-empty.
+  std::string add_prefix, strip_prefix;
   bool matches() const { return missing.empty() && unexpected.empty() && shape_mismatches.empty(); }
 };
 

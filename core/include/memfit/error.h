@@ -51,6 +51,48 @@ enum class ErrorCode {
   kIndexTensorNotInShard,         // weight_map names a tensor its shard does not hold
   kIndexTensorNotListed,          // a shard holds a tensor weight_map does not list
   kIndexTotalSizeMismatch,        // metadata.total_size differs from the sum of tensor bytes
+
+  // zip archives (PyTorch .bin checkpoints; see core/include/memfit/zip_archive.h)
+  kZipTooSmall,                   // smaller than an End Of Central Directory record (22 bytes)
+  kZipNoEndOfCentralDirectory,    // no EOCD signature in the last 64 KiB + 22 bytes
+  kZipMultiDisk,                  // a split (multi-disk) archive
+  kZipInvalidZip64,               // ZIP64 locator/record missing, malformed or out of bounds
+  kZipCentralDirectoryOutOfBounds,  // the central directory does not fit before the EOCD
+  kZipInvalidCentralDirectory,    // a bad entry signature, a truncated entry, a count mismatch
+  kZipDuplicateEntry,             // two entries with the same name
+  kZipLocalHeaderOutOfBounds,     // an entry's local header starts/ends past the data area
+  kZipLocalHeaderMismatch,        // bad local header signature, or a name unlike the directory's
+  kZipEntryOutOfBounds,           // an entry's data runs past the data area (into the directory)
+  kZipEntryOverlap,               // two entries' headers/data overlap
+  kZipUnsupportedCompression,     // an entry is compressed (only STORED can be mapped)
+  kZipEncrypted,                  // an entry is encrypted
+  kZipEntryNotFound,              // a required entry is absent
+  kZipEntryTooLarge,              // an entry read whole is larger than its cap
+  kZipCrcMismatch,                // an entry read whole does not match its CRC-32
+  kZipReadFailed,                 // the byte source returned fewer bytes than asked
+
+  // restricted unpickler (torch.save's data.pkl; see core/include/memfit/torch_pickle.h)
+  kPickleTruncated,               // the input ends inside an opcode, or before STOP
+  kPickleUnsupportedOpcode,       // an opcode outside the supported set
+  kPickleUnsupportedProtocol,     // PROTO > 5
+  kPickleForbiddenGlobal,         // a GLOBAL outside the allow-list (os.system, builtins.eval, …)
+  kPickleStackUnderflow,          // an opcode needs more values than the stack holds
+  kPickleMissingMark,             // an opcode needs a MARK and there is none
+  kPickleMemoMissing,             // a GET of a memo key never PUT
+  kPickleLimitExceeded,           // stack depth, memo size, nesting or a length over its cap
+  kPickleInvalidOperand,          // an opcode applied to a value of the wrong kind
+  kPickleInvalidCall,             // an allowed global called with the wrong arguments
+  kPickleInvalidResult,           // STOP with anything but one dict of name → tensor
+  kPickleDuplicateName,           // a tensor name set twice in the state dict
+
+  // torch.save checkpoints (.bin; see core/include/memfit/torch_bin.h)
+  kTorchBinNotZip,                // not a zip archive (e.g. the legacy pre-1.6 torch.save format)
+  kTorchBinNoDataPkl,             // no `<stem>/data.pkl`, or more than one
+  kTorchBinMissingStorage,        // a storage key without its `<stem>/data/<key>` entry
+  kTorchBinStorageConflict,       // one storage key declared with two dtypes or sizes
+  kTorchBinStorageSizeMismatch,   // a storage entry's bytes differ from numel × element size
+  kTorchBinTensorOutOfStorage,    // offset/shape/stride reach past the storage
+  kTorchBinUnsupportedDtype,      // a storage type memfit has no dtype for
 };
 
 std::string_view error_code_name(ErrorCode code);

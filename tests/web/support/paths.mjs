@@ -26,8 +26,3 @@ export function need(path, what) {
   return path;
 }
 
-/**
- * Fixture models the node tests leave out: core's estimate of DeepSeek-V3 (61 layers × 256
- * experts) takes ~20 s natively and minutes in WASM (quadratic lookups in core; reported).
- */
-export const SLOW_MODELS = new Set(['deepseek-ai/DeepSeek-V3']);

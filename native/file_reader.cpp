@@ -1,0 +1,72 @@
+#include "file_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "exit_codes.h"
+#include "model_source.h"
+
+namespace memfit::cli {
+
+FileReader::FileReader(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw CliError{kExitFile, fmt::format("{}: cannot open ({})", path_, std::strerror(errno))};
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw CliError{kExitFile, fmt::format("{}: {}", path_, err ? std::strerror(err) : "not a regular file")};
+  }
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+FileReader::~FileReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void FileReader::read_into(std::uint64_t offset, std::uint64_t length, char* out) const {
+  if (offset > size_ || length > size_ - offset)
+    throw CliError{kExitInvalidInput, fmt::format("{}: bytes {}..{} lie past the end of the file ({} bytes)",
+                                                  path_, offset, offset + length, size_)};
+  std::uint64_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(fd_, out + done, static_cast<std::size_t>(length - done),
+                              static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw CliError{kExitFile, fmt::format("{}: read error at offset {} ({})", path_, offset + done,
+                                            n < 0 ? std::strerror(errno) : "unexpected end of file")};
+    done += static_cast<std::uint64_t>(n);
+  }
+}
+
+void FileReader::read(std::uint64_t offset, std::uint64_t length, std::string& out) const {
+  if (offset > size_ || length > size_ - offset) read_into(offset, length, nullptr);  // throws
+  out.resize(static_cast<std::size_t>(length));
+  read_into(offset, length, out.data());
+}
+
+zip::ByteSource file_byte_source(std::shared_ptr<FileReader> reader) {
+  zip::ByteSource s;
+  s.name = reader->path();
+  s.size = reader->size();
+  s.read = [reader](std::uint64_t offset, std::uint64_t length) -> Result<std::string> {
+    try {
+      std::string out;
+      reader->read(offset, length, out);
+      return out;
+    } catch (const CliError& e) {
+      return Error(ErrorCode::kZipReadFailed, e.message);
+    }
+  };
+  return s;
+}
+
+}  // namespace memfit::cli

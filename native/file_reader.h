@@ -1,0 +1,37 @@
+// native/file_reader.h — positional reads of a local file (pread), for parsers that need only some
+// bytes of a large file (zip directories, safetensors headers, tensor copies in bounded chunks).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "memfit/zip_archive.h"
+
+namespace memfit::cli {
+
+class FileReader {
+ public:
+  // Opens `path` read-only; throws CliError(kExitFile) with errno's text.
+  explicit FileReader(std::string path);
+  ~FileReader();
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::uint64_t size() const { return size_; }
+  // Exactly `length` bytes at `offset` into `out` (resized); throws CliError when the range is
+  // outside the file or the read fails.
+  void read(std::uint64_t offset, std::uint64_t length, std::string& out) const;
+  void read_into(std::uint64_t offset, std::uint64_t length, char* out) const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
+
+// A zip ByteSource over a file (the reader is shared so the source can outlive the caller's scope).
+zip::ByteSource file_byte_source(std::shared_ptr<FileReader> reader);
+
+}  // namespace memfit::cli

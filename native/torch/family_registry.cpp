@@ -1,0 +1,42 @@
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "exit_codes.h"
+#include "model_program.h"
+#include "model_source.h"
+
+namespace memfit::torchrt {
+
+namespace {
+struct Family {
+  const char* model_type;
+  std::unique_ptr<ModelProgram> (*make)(const Config&, const TensorTree&);
+};
+// Llama-like families whose math is Llama's (RMSNorm, rotate_half RoPE, GQA, SwiGLU) could be
+// listed here too once a golden checkpoint checks them.
+constexpr Family kFamilies[] = {{"gpt2", make_gpt2}, {"llama", make_llama}};
+}  // namespace
+
+const at::Tensor& StageWeights::operator[](const std::string& name) const {
+  auto it = map_.find(name);
+  if (it == map_.end())
+    throw std::runtime_error(fmt::format("weight '{}' is not available to this block (missing from "
+                                         "the checkpoint? it was loaded with --allow-missing)", name));
+  return it->second;
+}
+
+std::unique_ptr<ModelProgram> make_program(const std::string& model_type, const Config& config,
+                                           const TensorTree& tree) {
+  std::vector<std::string> names;
+  for (const auto& f : kFamilies) {
+    if (model_type == f.model_type) return f.make(config, tree);
+    names.emplace_back(f.model_type);
+  }
+  throw cli::CliError{cli::kExitUnsupported,
+                      fmt::format("model_type '{}' cannot run in memfit-torch yet (it can: {}); "
+                                  "`memfit load` still validates and places it",
+                                  model_type, fmt::join(names, ", "))};
+}
+
+}  // namespace memfit::torchrt

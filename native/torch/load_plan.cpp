@@ -1,0 +1,189 @@
+#include "load_plan.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "exit_codes.h"
+#include "memfit/estimate.h"
+#include "memfit/plan/plan.h"
+#include "model_source.h"
+
+namespace memfit::torchrt {
+namespace fs = std::filesystem;
+using cli::CliError;
+
+namespace {
+
+template <typename T>
+T or_fail(Result<T> r) {
+  if (!r) throw CliError{cli::exit_code_for(r.error().code()), r.error().message()};
+  return std::move(r).value();
+}
+
+std::string config_path(const LoadRequest& req) {
+  std::error_code ec;
+  std::string p = req.config.empty() ? req.checkpoint : req.config;
+  if (!fs::is_directory(p, ec) && fs::path(p).filename() != "config.json")
+    p = fs::path(p).parent_path().string();  // a checkpoint file: its folder's config.json
+  if (fs::is_directory(p.empty() ? "." : p, ec)) p = (fs::path(p.empty() ? "." : p) / "config.json").string();
+  return p;
+}
+
+// Fails (or warns) on missing / unexpected / shape mismatches, each listed by name.
+void check_comparison(const TreeComparison& c, const LoadRequest& req, const std::string& where) {
+  std::vector<std::string> problems;
+  for (const auto& m : c.shape_mismatches)
+    problems.push_back(fmt::format("tensor '{}' has shape [{}] in the checkpoint; the config implies [{}]",
+                                   m.name, fmt::join(m.got, ", "), fmt::join(m.expected, ", ")));
+  if (!req.allow_missing)
+    for (const auto& n : c.missing) problems.push_back(fmt::format("missing: '{}'", n));
+  if (!req.ignore_unexpected)
+    for (const auto& n : c.unexpected) problems.push_back(fmt::format("unexpected: '{}'", n));
+  if (problems.empty()) return;
+  const std::size_t shown = std::min<std::size_t>(problems.size(), 8);
+  std::string msg = fmt::format("{}: the checkpoint does not match the model ({} problem{}; nothing "
+                                "was loaded):", where, problems.size(), problems.size() == 1 ? "" : "s");
+  for (std::size_t i = 0; i < shown; ++i) msg += "\n  " + problems[i];
+  if (shown < problems.size()) msg += fmt::format("\n  … and {} more", problems.size() - shown);
+  if (!c.missing.empty() && !req.allow_missing) msg += "\n  (--allow-missing loads anyway)";
+  if (!c.unexpected.empty() && !req.ignore_unexpected) msg += "\n  (--ignore-unexpected skips them)";
+  throw CliError{cli::kExitMismatch, msg};
+}
+
+bool is_strategy(const std::string& s) {
+  return s == "auto" || s == "balanced" || s == "balanced_low_0" || s == "sequential" || s == "fit";
+}
+
+// max_memory from the flag, or from what is free (accelerate's get_max_memory).
+plan::MaxMemory budgets(const LoadRequest& req, const DeviceInventory& inv) {
+  if (!req.max_memory.empty()) return or_fail(plan::parse_max_memory(req.max_memory));
+  std::vector<std::pair<plan::Device, std::uint64_t>> entries;
+  for (std::size_t i = 0; i < inv.gpu_free_bytes.size(); ++i)
+    entries.emplace_back(plan::Device::gpu(static_cast<int>(i)), inv.gpu_free_bytes[i]);
+  entries.emplace_back(plan::Device::cpu(), inv.cpu_available_bytes);
+  return or_fail(plan::normalize_max_memory(std::move(entries)));
+}
+
+plan::DeviceMap resolve_map(const LoadRequest& req, const LoadPlan& lp, const DeviceInventory& inv,
+                            std::string* origin) {
+  // accelerate: max_memory only means something with a device map; given alone, it implies auto.
+  const std::string spec = req.device_map.empty() && !req.max_memory.empty() ? "auto" : req.device_map;
+  if (spec.empty()) {
+    *origin = "default";
+    return {{"", inv.gpu_free_bytes.empty() ? plan::Device::cpu() : plan::Device::gpu(0)}};
+  }
+  if (is_strategy(spec)) {
+    *origin = spec;
+    plan::PlanRequest pr;
+    pr.model.config_text = lp.config_text;
+    pr.model.mode = Mode::kMemfit;  // architectures[0], the class that is loaded (with its head)
+    pr.max_memory = budgets(req, inv);
+    pr.strategy = spec;
+    pr.dtype = lp.dtype;
+    return or_fail(plan::run_plan(pr)).device_map;
+  }
+  std::string text = spec;
+  std::string source = "--device-map (inline JSON)";
+  *origin = "inline";
+  if (spec.front() != '{') {
+    text = cli::read_file(spec);
+    source = spec;
+    *origin = "file " + spec;
+  }
+  return or_fail(plan::device_map_from_json(text, source));
+}
+
+void check_devices_exist(const plan::DeviceMap& map, const DeviceInventory& inv) {
+  for (const auto& [key, dev] : map) {
+    if (dev.kind == plan::Device::Kind::kMps)
+      throw CliError{cli::kExitUsage, fmt::format("device map: '{}' → mps: memfit-torch runs on CUDA, CPU and disk", key)};
+    if (dev.is_gpu() && static_cast<std::size_t>(dev.index) >= inv.gpu_free_bytes.size())
+      throw CliError{cli::kExitUsage,
+                     fmt::format("device map: '{}' → GPU {}, but {} CUDA device{} available{}",
+                                 key.empty() ? "the whole model" : key, dev.index,
+                                 inv.gpu_free_bytes.size(), inv.gpu_free_bytes.size() == 1 ? " is" : "s are",
+                                 inv.gpu_free_bytes.empty() ? " (this LibTorch has no CUDA, or no GPU)" : "")};
+  }
+}
+
+// Non-persistent buffers (a rotary inv_freq) are computed by the model code, never loaded, so a
+// map need not place them (accelerate's check_device_map looks at the state dict only): the map
+// is checked as if each uncovered one had its own key.
+plan::DeviceMap with_computed_buffers(const TensorTree& tree, plan::DeviceMap map) {
+  for (const auto& t : tree.tensors)
+    if (t.kind == TensorKind::kBuffer && !t.persistent && !plan::device_of(map, t.name))
+      map.emplace_back(t.name, plan::Device::cpu());
+  return map;
+}
+
+}  // namespace
+
+bool LoadPlan::any_gpu() const {
+  return std::any_of(weights.begin(), weights.end(), [](const auto& w) { return w.device.is_gpu(); });
+}
+
+std::string resolve_alias(const TensorTree& tree, const std::string& name) {
+  const int i = tree.find_tensor(name);
+  if (i < 0) return name;
+  const TensorInfo& t = tree.tensors[static_cast<std::size_t>(i)];
+  return t.is_alias() ? tree.tensors[static_cast<std::size_t>(t.tied_to)].name : name;
+}
+
+std::vector<std::string> tensors_under(const TensorTree& tree, const std::string& module) {
+  std::vector<std::string> out;
+  const std::string prefix = module.empty() ? "" : module + ".";
+  for (const auto& t : tree.tensors) {
+    if (t.name.compare(0, prefix.size(), prefix) != 0) continue;
+    if (t.kind == TensorKind::kBuffer && !t.persistent) continue;
+    std::string name = t.is_alias() ? tree.tensors[static_cast<std::size_t>(t.tied_to)].name : t.name;
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  }
+  return out;
+}
+
+LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inv) {
+  LoadPlan lp;
+  const std::string cfg_path = config_path(req);
+  lp.config_text = cli::read_file(cfg_path);
+  lp.dtype = req.dtype.value_or(DType::kF32);
+  if (!is_floating(lp.dtype))
+    throw CliError{cli::kExitUsage, fmt::format("--dtype {}: weights can be loaded in a floating dtype only",
+                                                torch_name(lp.dtype))};
+
+  EstimateRequest er;
+  er.config_text = lp.config_text;
+  er.name = cfg_path;
+  er.mode = Mode::kMemfit;
+  lp.tree = for_era(or_fail(build_tree(er, &lp.model_type)), /*legacy=*/false);
+
+  lp.source = open_checkpoint(req.checkpoint);  // headers only: shards checked, nothing mapped
+  lp.comparison = compare_trees(lp.tree, lp.source.tensors(), std::nullopt);
+  check_comparison(lp.comparison, req, req.checkpoint);
+
+  lp.device_map = resolve_map(req, lp, inv, &lp.device_map_origin);
+  or_fail(plan::check_device_map(lp.tree, with_computed_buffers(lp.tree, lp.device_map)));
+  check_devices_exist(lp.device_map, inv);
+
+  // Checkpoint names → model names; tied copies (a .bin's lm_head.weight) and unexpected
+  // tensors are not loaded.
+  for (std::size_t i = 0; i < lp.source.records.size(); ++i) {
+    const std::string& stored = lp.source.records[i].name;
+    std::string name = stored;
+    const std::string& strip = lp.comparison.strip_prefix;
+    if (!strip.empty() && name.compare(0, strip.size(), strip) == 0) name = name.substr(strip.size());
+    name = lp.comparison.add_prefix + name;
+    const int t = lp.tree.find_tensor(name);
+    if (t < 0 || lp.tree.tensors[static_cast<std::size_t>(t)].is_alias()) {
+      lp.skipped.push_back(stored);
+      continue;
+    }
+    const plan::Device* d = plan::device_of(lp.device_map, name);
+    if (!d) throw CliError{cli::kExitUsage, fmt::format("device map: no key covers '{}'", name)};
+    lp.weights.push_back({i, name, *d});
+  }
+  return lp;
+}
+
+}  // namespace memfit::torchrt

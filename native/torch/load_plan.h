@@ -1,0 +1,70 @@
+// native/torch/load_plan.h — everything decided before a single weight is allocated (no LibTorch):
+// the empty model (core's tensor tree for config.json), the checkpoint checked against it by name
+// (missing / unexpected / shape / dtype), and where each tensor goes (a device map: a planner
+// strategy, a JSON file written by `memfit plan --output`, or inline JSON), checked with
+// check_device_map.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint_source.h"
+#include "memfit/checkpoint_tree.h"
+#include "memfit/config.h"
+#include "memfit/plan/device_map.h"
+#include "memfit/tensor_tree.h"
+
+namespace memfit::torchrt {
+
+// What the machine has, as the LibTorch side sees it (passed in so this file stays torch-free).
+struct DeviceInventory {
+  std::vector<std::uint64_t> gpu_free_bytes;  // one per CUDA device; empty without CUDA
+  std::uint64_t cpu_available_bytes = 0;      // MemAvailable
+};
+
+struct LoadRequest {
+  std::string checkpoint;      // DIR, a .safetensors / .bin file, or an index
+  std::string config;          // config.json or its folder; "" = the checkpoint's folder
+  // "" (everything on the execution device), auto|balanced|balanced_low_0|sequential|fit,
+  // a JSON file, or inline JSON ('{"": "disk"}').
+  std::string device_map;
+  std::string max_memory;      // "0=8GiB,cpu=16GiB"; "" = what the inventory says is free
+  std::optional<DType> dtype;  // weights in memory; default float32 (transformers' default)
+  bool allow_missing = false;
+  bool ignore_unexpected = false;
+};
+
+// One checkpoint tensor the model uses, and where it goes.
+struct PlacedWeight {
+  std::size_t record = 0;      // index into CheckpointSource::records
+  std::string model_name;      // the tree's name (prefix differences resolved)
+  plan::Device device;
+};
+
+struct LoadPlan {
+  std::string config_text;
+  std::string model_type;
+  TensorTree tree;             // the empty model (current transformers' buffers)
+  CheckpointSource source;
+  TreeComparison comparison;
+  plan::DeviceMap device_map;
+  std::string device_map_origin;  // "default", "auto", "file map.json", "inline"
+  std::vector<PlacedWeight> weights;  // state-dict tensors, checkpoint file order
+  std::vector<std::string> skipped;   // checkpoint tensors not loaded (tied copies, unexpected)
+  DType dtype = DType::kF32;
+  bool any_gpu() const;
+};
+
+// Reads the config, validates, plans. Throws cli::CliError: kExitMismatch for a checkpoint that
+// does not match the model (listing names), kExitUsage for a bad map, kExitFile for I/O.
+LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inventory);
+
+// Tensor names of the tree under `module` ("" = all), parameters and persistent buffers, tied
+// aliases resolved to the tensor they alias; what a block needs at run time.
+std::vector<std::string> tensors_under(const TensorTree& tree, const std::string& module);
+// The name a (possibly tied) tensor is stored under: lm_head.weight → transformer.wte.weight.
+std::string resolve_alias(const TensorTree& tree, const std::string& name);
+
+}  // namespace memfit::torchrt

@@ -1,0 +1,231 @@
+#include "torch_commands.h"
+
+#include <ATen/Parallel.h>
+
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "executor.h"
+#include "exit_codes.h"
+#include "memfit/convert_bytes.h"
+#include "memfit/plan/plan.h"
+#include "model_source.h"
+#include "progress_bar.h"
+#include "torch_types.h"
+
+namespace memfit::torchrt {
+using cli::CliError;
+using OJson = nlohmann::ordered_json;
+
+namespace {
+
+LoadRequest request_of(const std::string& dir, const PlacementArgs& p) {
+  LoadRequest r;
+  r.checkpoint = dir;
+  r.config = p.config;
+  r.device_map = p.device_map;
+  r.max_memory = p.max_memory;
+  r.allow_missing = p.allow_missing;
+  r.ignore_unexpected = p.ignore_unexpected;
+  if (!p.dtype.empty()) {
+    r.dtype = dtype_from_name(p.dtype);
+    if (!r.dtype) throw CliError{cli::kExitUsage, fmt::format("--dtype: unknown dtype '{}'", p.dtype)};
+  }
+  return r;
+}
+
+std::unique_ptr<LoadedModel> load_with_progress(const std::string& dir, const PlacementArgs& p) {
+  LoadPlan plan = make_load_plan(request_of(dir, p), device_inventory());
+  for (const auto& w : plan.source.warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
+  if (!plan.comparison.missing.empty())
+    fmt::print(stderr, "memfit: warning: {} tensor(s) missing from the checkpoint (--allow-missing)\n",
+               plan.comparison.missing.size());
+  ProgressBar bar("loading");
+  LoadOptions opt;
+  opt.offload_folder = p.offload_folder;
+  opt.progress = [&bar](std::uint64_t done, std::uint64_t total) {
+    bar.update(done, total);
+    return true;
+  };
+  return load_model(std::move(plan), opt);
+}
+
+OJson placement_json(const LoadedModel& m) {
+  OJson per = OJson::object();
+  for (const auto& w : m.weights) {
+    const std::string key = w.device.key();
+    const double bytes = w.on_disk() ? static_cast<double>(w.nbytes)
+                                     : static_cast<double>(w.tensor.numel() * w.tensor.element_size());
+    per[key] = per.value(key, 0.0) + bytes;
+  }
+  return per;
+}
+
+OJson load_json(const LoadedModel& m) {
+  const LoadStats& s = m.stats;
+  OJson j;
+  j["checkpoint"] = m.plan.source.path;
+  j["format"] = m.plan.source.format_name();
+  j["model_type"] = m.plan.model_type;
+  j["model_class"] = m.plan.tree.class_name();
+  j["tensors"] = m.weights.size();
+  j["skipped"] = m.plan.skipped;
+  j["missing"] = m.plan.comparison.missing;
+  j["dtype"] = std::string(torch_name(m.plan.dtype));
+  j["device_map_origin"] = m.plan.device_map_origin;
+  j["device_map"] = plan::device_map_to_json(m.plan.device_map);
+  j["execution_device"] = m.exec_device.str();
+  j["bytes_per_device"] = placement_json(m);
+  j["bytes"] = s.bytes_read;
+  j["seconds"] = s.seconds;
+  j["gb_per_s"] = s.seconds > 0 ? static_cast<double>(s.bytes_read) / s.seconds / 1e9 : 0.0;
+  j["largest_tensor_bytes"] = s.largest_tensor_bytes;
+  j["rss_before_bytes"] = s.before.rss_bytes;
+  j["rss_bytes"] = s.after.rss_bytes;
+  j["peak_rss_bytes"] = s.after.peak_rss_bytes;
+  j["cpu_resident_bytes"] = s.cpu_bytes;
+  return j;
+}
+
+void print_load_text(const LoadedModel& m) {
+  const LoadStats& s = m.stats;
+  fmt::print("{} ({}, {} {}): {} tensors, {} in {:.3f} s ({:.2f} GB/s)\n", m.plan.source.path,
+             m.plan.source.format_name(), m.plan.model_type, m.plan.tree.class_name(), m.weights.size(),
+             convert_bytes(static_cast<double>(s.bytes_read)), s.seconds,
+             s.seconds > 0 ? static_cast<double>(s.bytes_read) / s.seconds / 1e9 : 0.0);
+  fmt::print("device map ({}): {}\n", m.plan.device_map_origin, plan::device_map_to_json(m.plan.device_map).dump());
+  for (const auto& [k, v] : placement_json(m).items())
+    fmt::print("  {:<5} {}\n", k, convert_bytes(v.get<double>()));
+  fmt::print("execution device: {}; weights in {}\n", m.exec_device.str(), torch_name(m.plan.dtype));
+  fmt::print("peak RSS {} (before loading {}; CPU-resident weights {}; largest tensor {})\n",
+             convert_bytes(static_cast<double>(s.after.peak_rss_bytes)),
+             convert_bytes(static_cast<double>(s.before.rss_bytes)),
+             convert_bytes(static_cast<double>(s.cpu_bytes)),
+             convert_bytes(static_cast<double>(s.largest_tensor_bytes)));
+}
+
+int fail(const CliError& e) {
+  fmt::print(stderr, "memfit: error: {}\n", e.message);
+  return e.exit_code;
+}
+
+template <typename Fn>
+int guarded(Fn&& fn) {
+  try {
+    return fn();
+  } catch (const CliError& e) {
+    return fail(e);
+  } catch (const Error& e) {
+    return fail(CliError{cli::exit_code_for(e.code()), e.message()});
+  } catch (const std::exception& e) {
+    return fail(CliError{cli::kExitInternal, e.what()});
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<long long>> parse_token_rows(const std::string& text) {
+  std::vector<std::vector<long long>> rows(1);
+  std::string cur;
+  auto flush = [&]() {
+    const std::string t = cur;
+    cur.clear();
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (t.empty() || used != t.size() || v < 0)
+      throw CliError{cli::kExitUsage, fmt::format("--tokens: '{}' is not a token id", t)};
+    rows.back().push_back(v);
+  };
+  for (char c : text) {
+    if (c == ',') flush();
+    else if (c == ';') flush(), rows.emplace_back();
+    else if (c != ' ') cur += c;
+  }
+  flush();
+  for (const auto& r : rows)
+    if (r.size() != rows.front().size())
+      throw CliError{cli::kExitUsage, fmt::format("--tokens: rows have {} and {} ids; a batch needs equal "
+                                                  "lengths (no padding)", rows.front().size(), r.size())};
+  return rows;
+}
+
+int run_load(const LoadArgs& args) {
+  return guarded([&] {
+    const auto model = load_with_progress(args.dir, args.placement);
+    if (args.json) fmt::print("{}\n", load_json(*model).dump(2));
+    else print_load_text(*model);
+    return int{cli::kExitOk};
+  });
+}
+
+int run_forward(const ForwardArgs& args) {
+  return guarded([&] {
+    const int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    at::set_num_threads(threads);
+    const auto rows = parse_token_rows(args.tokens);
+    const auto model = load_with_progress(args.dir, args.placement);
+    const Config config(Config::parse(model->plan.config_text, "config.json"), "config.json");
+    const auto program = make_program(model->plan.model_type, config, model->plan.tree);
+    ExecOptions opt;
+    opt.prefetch = !args.no_prefetch;
+    opt.prefetch_depth = args.prefetch_depth;
+    opt.evict_page_cache = args.evict;
+    Executor exec(*model, *program, opt);
+
+    std::vector<std::int64_t> flat;
+    for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+    const auto ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong))
+                         .view({static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(rows[0].size())});
+    at::Tensor logits;
+    std::vector<double> times;
+    for (int i = 0; i < std::max(1, args.repeat); ++i) {
+      logits = exec.forward(ids);
+      times.push_back(exec.stats().seconds);
+    }
+    std::vector<std::int64_t> generated;
+    if (args.generate > 0) {
+      if (rows.size() != 1) throw CliError{cli::kExitUsage, "--generate takes one row of --tokens"};
+      generated = exec.generate(flat, args.generate);
+    }
+    const auto B = logits.size(0), T = logits.size(1), V = logits.size(2);
+    const at::Tensor last = logits.select(1, T - 1).contiguous();
+    if (args.json) {
+      OJson j;
+      j["shape"] = {B, T, V};
+      OJson ll = OJson::array();
+      for (std::int64_t b = 0; b < B; ++b) {
+        const float* p = last[b].data_ptr<float>();
+        ll.push_back(std::vector<float>(p, p + V));
+      }
+      j["last_logits"] = ll;
+      j["argmax_last"] = std::vector<std::int64_t>();
+      for (std::int64_t b = 0; b < B; ++b) j["argmax_last"].push_back(last[b].argmax().item<std::int64_t>());
+      j["seconds"] = times.back();
+      j["seconds_per_forward"] = times;
+      j["streamed_bytes"] = exec.stats().streamed_bytes;
+      j["wait_seconds"] = exec.stats().wait_seconds;
+      j["prefetch"] = opt.prefetch;
+      j["threads"] = threads;
+      j["load"] = load_json(*model);
+      if (args.generate > 0) j["generated"] = generated;
+      fmt::print("{}\n", j.dump());
+    } else {
+      fmt::print("logits [{}, {}, {}] in {:.4f} s (execution device {}, {} streamed, prefetch {})\n", B, T, V,
+                 times.back(), model->exec_device.str(),
+                 convert_bytes(static_cast<double>(exec.stats().streamed_bytes)), opt.prefetch ? "on" : "off");
+      for (std::int64_t b = 0; b < B; ++b)
+        fmt::print("  row {}: argmax at the last position {}\n", b, last[b].argmax().item<std::int64_t>());
+      if (!generated.empty()) fmt::print("  greedy: {}\n", fmt::join(generated, ","));
+    }
+    return int{cli::kExitOk};
+  });
+}
+
+}  // namespace memfit::torchrt

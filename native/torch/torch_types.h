@@ -1,0 +1,26 @@
+// native/torch/torch_types.h — memfit's DType ↔ ATen's ScalarType, and the CUDA switch.
+//
+// MEMFIT_TORCH_CUDA is defined by CMake when the LibTorch found has CUDA libraries (2.x builds on
+// GPU machines); Debian's 1.13 is CPU-only. Code that needs CUDA headers is compiled only then;
+// whether a GPU is actually present is asked at run time (torch::cuda::is_available()).
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/version.h>
+
+#include "memfit/dtype.h"
+
+#if TORCH_VERSION_MAJOR >= 2
+#define MEMFIT_TORCH_2 1
+#endif
+
+namespace memfit::torchrt {
+
+// Throws cli::CliError (kExitUnsupported) for dtypes ATen has no type for (F8_E8M0, F4, …).
+at::ScalarType to_scalar_type(DType dt, const std::string& tensor_name);
+DType from_scalar_type(at::ScalarType st);
+
+// True when this LibTorch was built with CUDA and a device is visible.
+bool cuda_available();
+
+}  // namespace memfit::torchrt

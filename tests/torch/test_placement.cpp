@@ -1,0 +1,138 @@
+// Placement and streaming: the same logits, bit for bit, whatever the device map (all CPU,
+// CPU + disk, disk only, a user JSON map from a file or inline, a planner strategy), with and
+// without prefetch, at any prefetch depth; and cpu_offload_with_hook semantics for a pipeline.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "support/reference.h"
+#include "torch_test_support.h"
+
+namespace memfit::test {
+namespace {
+
+const char* kGpt2Mixed =
+    R"({"transformer.wte": "cpu", "transformer.wpe": "disk", "transformer.h.0": "cpu",
+        "transformer.h.1": "disk", "transformer.h.2": "disk", "transformer.h.3": "cpu",
+        "transformer.ln_f": "disk", "lm_head": "cpu"})";
+const char* kLlamaMixed =
+    R"({"model.embed_tokens": "disk", "model.layers.0": "cpu", "model.layers.1": "disk",
+        "model.layers.2": "cpu", "model.layers.3": "disk", "model.norm": "cpu", "lm_head": "disk"})";
+
+struct Case {
+  const char* weights;
+  const char* mixed_map;
+};
+
+std::uint64_t disk_bytes(const Loaded& m) { return m.model->stats.disk_bytes; }
+
+}  // namespace
+
+TEST_CASE("placement: logits are bitwise identical resident, CPU + disk, disk only, user maps, prefetch on/off") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("placement bitwise equality");
+  TempDir tmp;
+  const Case cases[] = {{"tiny-gpt2", kGpt2Mixed}, {"tiny-gpt2/sharded", kGpt2Mixed},
+                        {"tiny-llama", kLlamaMixed}, {"tiny-llama/sharded", kLlamaMixed},
+                        {"tiny-gpt2/bin-sharded", kGpt2Mixed}};
+  for (const Case& c : cases) {
+    CAPTURE(c.weights);
+    const std::string w = *dir + "/" + c.weights;
+    const std::string model = std::string(c.weights).substr(0, std::string(c.weights).find('/'));
+    const auto ids = golden_input(golden_json(model), "C");
+    const Loaded base = load(w);
+    const at::Tensor expected = run(base, ids, {/*prefetch=*/false});
+    const std::string map_file = tmp.path + "/map.json";
+    std::ofstream(map_file) << c.mixed_map;
+
+    const std::string maps[] = {R"({"": "cpu"})", R"({"": "disk"})", c.mixed_map, map_file};
+    for (const std::string& map : maps) {
+      CAPTURE(map);
+      const Loaded m = load(w, map, "", std::nullopt, tmp.path + "/offload");  // .bin on disk: a folder
+      if (map.find("disk") != std::string::npos || map == map_file) CHECK(disk_bytes(m) > 0);
+      for (bool prefetch : {false, true})
+        for (int depth : {1, 3}) {
+          if (!prefetch && depth > 1) continue;
+          CAPTURE(prefetch);
+          CAPTURE(depth);
+          torchrt::ExecOptions opt;
+          opt.prefetch = prefetch;
+          opt.prefetch_depth = depth;
+          torchrt::Executor exec(*m.model, *m.program, opt);
+          CHECK(bitwise_equal(exec.forward(ids), expected));
+          if (map == R"({"": "disk"})") CHECK(exec.stats().streamed_bytes == m.model->stats.disk_bytes + (model == "tiny-gpt2" ? 1000 * 64 * 4 : 0));
+        }
+    }
+  }
+}
+
+TEST_CASE("placement: a planner strategy with a small CPU budget offloads the rest to disk, same bits") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("planner placement");
+  const std::string w = *dir + "/tiny-llama";
+  const auto ids = golden_input(golden_json("tiny-llama"), "B");
+  const at::Tensor expected = run(load(w), ids);
+  torchrt::LoadRequest req;
+  req.checkpoint = w;
+  req.device_map = "sequential";
+  req.max_memory = "cpu=700KB";  // the largest layer (256 KB) is reserved on the CPU
+  auto model = torchrt::load_model(torchrt::make_load_plan(req, torchrt::device_inventory()));
+  CHECK(model->stats.disk_bytes > 0);
+  CHECK(model->stats.cpu_bytes > 0);
+  const Config cfg(Config::parse(model->plan.config_text, "config.json"), "config.json");
+  const auto program = torchrt::make_program(model->plan.model_type, cfg, model->plan.tree);
+  torchrt::Executor exec(*model, *program);
+  CHECK(bitwise_equal(exec.forward(ids), expected));
+}
+
+TEST_CASE("placement: --dtype float16 weights, resident or on disk, give the same bits") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("--dtype float16 placement");
+  // fp32 file → float16 in memory: the cast happens at load (resident) or at fetch (disk).
+  const std::string w = *dir + "/tiny-gpt2";
+  const auto ids = golden_input(golden_json("tiny-gpt2"), "A");
+  const Loaded resident = load(w, "", "", DType::kF16);
+  CHECK((resident.model->find("transformer.h.0.mlp.c_fc.weight")->tensor.scalar_type() == at::kHalf));
+  const at::Tensor expected = run(resident, ids);
+  TempDir tmp;
+  for (const char* map : {R"({"": "disk"})", kGpt2Mixed}) {
+    CAPTURE(map);
+    CHECK(bitwise_equal(run(load(w, map, "", DType::kF16), ids), expected));
+    // The .bin of the same weights: disk tensors go to an offload folder, in float16.
+    CHECK(bitwise_equal(run(load(*dir + "/tiny-gpt2/bin", map, "", DType::kF16, tmp.path + "/off"), ids), expected));
+  }
+  // And it is close to the float16 file upcast (the same rounding as save in float16).
+  const auto golden = golden_json("tiny-gpt2");
+  CHECK(compare_to_golden(expected, golden["logits"]["fp16_upcast_fp32"]["A"]).max_abs <= 1e-4);
+}
+
+TEST_CASE("cpu_offload_with_hook: a model stays resident until the next model of the pipeline runs") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("offload hooks");
+  const Loaded gpt2 = load(*dir + "/tiny-gpt2", R"({"": "disk"})");
+  const Loaded llama = load(*dir + "/tiny-llama", R"({"": "disk"})");
+  const auto ids = golden_input(golden_json("tiny-gpt2"), "A");
+  const at::Tensor gpt2_expected = run(gpt2, ids);
+  const at::Tensor llama_expected = run(llama, ids);
+
+  torchrt::OffloadHook first(*gpt2.model);
+  torchrt::OffloadHook second(*llama.model, &first);
+  first.pre_forward();
+  CHECK(first.on_device());
+  {
+    torchrt::Executor exec(first.resident_model(), *gpt2.program);
+    CHECK(bitwise_equal(exec.forward(ids), gpt2_expected));
+    CHECK(exec.stats().streamed_bytes == 0);  // resident: nothing streamed
+  }
+  first.pre_forward();  // a second call keeps it (no reload)
+  CHECK(first.on_device());
+  second.pre_forward();  // the next model's hook offloads the first
+  CHECK_FALSE(first.on_device());
+  CHECK(second.on_device());
+  torchrt::Executor exec(second.resident_model(), *llama.program);
+  CHECK(bitwise_equal(exec.forward(ids), llama_expected));
+  second.offload();
+  CHECK_FALSE(second.on_device());
+}
+
+}  // namespace memfit::test

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+// The page's speed in Debian's chromium, on 127.0.0.1 (scripts/bench-web.sh runs it; prints,
+// asserts nothing — the README records the numbers):
+//  - the bundle's size (memfit.wasm + memfit.mjs, gzip -9, as a static server sends them);
+//  - first result for a cached model: page load → result on screen, after one visit put the
+//    site, the module and the Hub's answers in the HTTP cache; with where the time went;
+//  - per-estimate time in WASM (the api call inside the worker), and the round trip the page
+//    sees (postMessage + JSON.parse of the reply), for the models the issue names.
+// Environment: as the tests (tests/web/support/paths.mjs); RUNS (default 9).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { startMockHub } from './support/mock-hub.mjs';
+import { serveStatic } from '../../web/tools/serve.mjs';
+import { launch, openPage, settle } from './support/browser.mjs';
+import { CONFIGS, WEB_DIR, need } from './support/paths.mjs';
+
+const RUNS = Number(process.env.RUNS || 9);
+const MODELS = ['meta-llama/Meta-Llama-3-70B', 'mistralai/Mixtral-8x7B-v0.1', 'deepseek-ai/DeepSeek-V3', 'gpt2'];
+
+const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const round = (/** @type {number} */ x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+need(join(WEB_DIR, 'wasm/memfit.wasm'), 'the built site (web/tools/build.mjs)');
+const sizes = {};
+for (const f of ['memfit.wasm', 'memfit.mjs']) {
+  const bytes = readFileSync(join(WEB_DIR, 'wasm', f));
+  // gzip -9, as wasm/cmake/size.cmake measures the budget
+  sizes[f] = { bytes: bytes.length, gzip: execFileSync('gzip', ['-9c', join(WEB_DIR, 'wasm', f)], { maxBuffer: 1 << 26 }).length };
+}
+const total = sizes['memfit.wasm'].gzip + sizes['memfit.mjs'].gzip;
+console.log(`bundle: memfit.wasm ${sizes['memfit.wasm'].bytes} B (${sizes['memfit.wasm'].gzip} gzipped), ` +
+  `memfit.mjs ${sizes['memfit.mjs'].bytes} B (${sizes['memfit.mjs'].gzip} gzipped): ${total} B gzipped ` +
+  `(budget 204800: ${total <= 204800 ? 'within' : 'OVER'})`);
+
+const hub = await startMockHub();
+const site = await serveStatic(WEB_DIR);
+const browser = await launch();
+const results = { bundle_gzip_bytes: total, first_result: {}, estimate: {} };
+try {
+  const { page, context } = await openPage(browser);
+  const url = (/** @type {string} */ id) => `${site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`;
+
+  for (const id of MODELS.slice(0, 2)) {
+    await page.goto(url(id));
+    await settle(page, 120000);
+    const runs = [];
+    for (let i = 0; i < Math.max(3, RUNS >> 1); i++) {
+      await page.reload();
+      await settle(page, 120000);
+      runs.push(JSON.parse(await page.evaluate(() => document.documentElement.dataset.timeline || '{}')));
+    }
+    const pick = (/** @type {string} */ k) => median(runs.map((r) => r[k] ?? NaN));
+    results.first_result[id] = {
+      result_ms: pick('result'), app_start_ms: pick('app_start'), model_fetched_ms: pick('model_fetched'),
+      wasm_ready_ms: pick('wasm_ready'), estimate_ms: round(pick('estimate_ms'), 2),
+    };
+  }
+
+  for (const id of MODELS) {
+    const config = readFileSync(join(CONFIGS, `${id.replace('/', '--')}.json`), 'utf8');
+    const n = id.includes('DeepSeek-V3') ? 3 : RUNS;
+    for (const mode of ['memfit', 'accelerate']) {
+      const r = await page.evaluate(async ({ config, id, mode, n }) => {
+        const { engine } = await import('/js/api.js');
+        const inWasm = [], roundTrip = [];
+        let bytes = 0;
+        for (let i = 0; i < n; i++) {
+          const t0 = performance.now();
+          const reply = await engine().estimate({ config, name: id, library: 'transformers', mode });
+          roundTrip.push(performance.now() - t0);
+          inWasm.push(engine().lastMs.estimate);
+          if (reply.error) throw new Error(reply.error.message);
+          bytes = Object.keys(reply.module_sizes).length;
+        }
+        return { inWasm, roundTrip, modules: bytes };
+      }, { config, id, mode, n });
+      results.estimate[`${id} (${mode})`] = {
+        wasm_ms_median: round(median(r.inWasm), 2), wasm_ms_min: round(Math.min(...r.inWasm), 2),
+        round_trip_ms_median: round(median(r.roundTrip), 2), modules: r.modules,
+      };
+    }
+  }
+  await context.close();
+} finally {
+  await browser.close();
+  await site.close();
+  await hub.close();
+}
+
+console.log('first result for a cached model (ms since navigation start; median of reloads):');
+for (const [id, r] of Object.entries(results.first_result)) {
+  console.log(`  ${id}: result ${r.result_ms} ms (app.js running at ${r.app_start_ms}, Hub answers in at ${r.model_fetched_ms}, ` +
+    `module ready at ${r.wasm_ready_ms}, estimate ${r.estimate_ms} ms)`);
+}
+console.log('per estimate, in the worker (WASM) and as the page sees it (+ postMessage + JSON.parse):');
+for (const [k, r] of Object.entries(results.estimate)) {
+  console.log(`  ${k}: ${r.wasm_ms_median} ms median (min ${r.wasm_ms_min}), round trip ${r.round_trip_ms_median} ms; ${r.modules} modules`);
+}
+console.log(`memfit web bench: ${JSON.stringify(results)}`);
