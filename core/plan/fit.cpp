@@ -256,7 +256,7 @@ Result<FitPlan> plan_fit(const TensorTree& tree, const MaxMemory& max_memory, co
       const bool fits_cpu = has_cpu && cpu.weights + u.weights <= cpu_budget;
       DeviceUse& d = fits_cpu || !opt.allow_disk ? cpu : disk;
       if (!fits_cpu && !opt.allow_disk)
-        throw Error(ErrorCode::kInvalidArgument,
+        throw Error(ErrorCode::kInvalidValue,
                     fmt::format("the model does not fit without disk: '{}' ({}) does not fit in the "
                                 "CPU budget ({} left of {})",
                                 u.name, convert_bytes(static_cast<double>(u.weights)),

@@ -120,7 +120,7 @@ Result<PlanResult> run_plan(const PlanRequest& req) {
     if (req.no_disk)
       for (const auto& [key, dev] : out.device_map)
         if (dev == Device::disk())
-          throw Error(ErrorCode::kInvalidArgument,
+          throw Error(ErrorCode::kInvalidValue,
                       fmt::format("the model does not fit without disk: '{}' would go to disk "
                                   "(raise the budgets or allow disk)", key.empty() ? "the whole model" : key));
     for (const auto& [k, v] : out.bytes_per_device) {
