@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "memfit/strict_json.h"
+#include "safetensors_fast.h"
 
 namespace memfit::safetensors {
 namespace {
@@ -131,6 +132,15 @@ void check_tiling(Header& h, std::string_view source) {
   h.data_size = expected;
 }
 
+// The tensors tile the data buffer, which fills the rest of the file when its size is known.
+void check_layout(Header& h, std::optional<std::uint64_t> file_size, std::string_view source) {
+  check_tiling(h, source);
+  if (file_size && *file_size != h.file_size())
+    fail(ErrorCode::kSafetensorsFileSizeMismatch, source,
+         fmt::format("file is {} bytes; 8 + header {} + data {} = {}", *file_size, h.header_size,
+                     h.data_size, h.file_size()));
+}
+
 }  // namespace
 
 Result<std::uint64_t> read_header_size(std::string_view first_bytes, std::string_view source) {
@@ -173,6 +183,14 @@ Result<Header> parse_header(std::string_view header_json, std::optional<std::uin
     if (auto bad = invalid_utf8_at(header_json))
       fail(ErrorCode::kSafetensorsInvalidUtf8, source,
            fmt::format("the header is not valid UTF-8 (byte {} of the header)", *bad));
+    if (auto fast = parse_header_fast(header_json)) {
+      // The common case: a well-formed header, read without building a JSON tree.
+      h.tensors = std::move(fast->tensors);
+      h.metadata = std::move(fast->metadata);
+      check_layout(h, file_size, source);
+      return h;
+    }
+    // Anything unusual: the strict parser finds and names the problem.
     Json j;
     if (auto err = parse_strict_json(header_json, kMaxJsonDepth, &j)) {
       const ErrorCode code = err->kind == StrictJsonError::kDuplicateKey
@@ -188,11 +206,7 @@ Result<Header> parse_header(std::string_view header_json, std::optional<std::uin
       if (name == "__metadata__") parse_metadata(v, source, h);
       else h.tensors.push_back(parse_entry(name, v, source));
     }
-    check_tiling(h, source);
-    if (file_size && *file_size != h.file_size())
-      fail(ErrorCode::kSafetensorsFileSizeMismatch, source,
-           fmt::format("file is {} bytes; 8 + header {} + data {} = {}", *file_size,
-                       h.header_size, h.data_size, h.file_size()));
+    check_layout(h, file_size, source);
     return h;
   });
 }

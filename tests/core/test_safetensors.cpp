@@ -199,3 +199,29 @@ TEST_CASE("golden files written by safetensors 0.4.3 parse, with the documented 
     CHECK(h->tensors.size() == c.tensors);
   }
 }
+
+TEST_CASE("well-formed headers read by the fast path equal what the strict rules accept; odd ones are still named") {
+  // Field order, whitespace, metadata anywhere, integers written as 4.0e0 (not integers: refused).
+  const std::string shuffled =
+      R"({ "b" : {"shape":[3], "data_offsets":[16,22], "dtype":"BF16"},)"
+      R"( "__metadata__" : {"k2":"v2","k1":"v1"}, "a":{"data_offsets":[0,16],"dtype":"F32","shape":[2,2]} }   )";
+  auto h = st::parse(file(shuffled), std::nullopt, "m.safetensors");
+  REQUIRE_MESSAGE(h.ok(), h.error().message());
+  REQUIRE(h->tensors.size() == 2);
+  CHECK(h->tensors[0].name == "b");  // header order is kept
+  CHECK(h->tensors[0].begin == 16);
+  CHECK(h->tensors[1].numel == 4);
+  CHECK(h->metadata == std::vector<std::pair<std::string, std::string>>{{"k2", "v2"}, {"k1", "v1"}});
+  CHECK(code_of(file(R"({"a":{"dtype":"F32","shape":[1.0],"data_offsets":[0,4]}})")) ==
+        ErrorCode::kSafetensorsInvalidShape);
+  // A field or a metadata key given twice, a second __metadata__: the strict parser names them.
+  CHECK(message_of(file(R"({"a":{"dtype":"F32","dtype":"F32","shape":[1],"data_offsets":[0,4]}})")) ==
+        "m.safetensors: header JSON: duplicate key 'dtype'");
+  CHECK(code_of(file(R"({"__metadata__":{"k":"1","k":"2"}})")) == ErrorCode::kSafetensorsDuplicateName);
+  CHECK(code_of(file(R"({"__metadata__":{},"__metadata__":{}})")) == ErrorCode::kSafetensorsDuplicateName);
+  // Three offsets, a tensor whose bytes do not match: refused with their own codes.
+  CHECK(code_of(file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4,8]}})")) ==
+        ErrorCode::kSafetensorsInvalidOffsets);
+  CHECK(code_of(file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})")) ==
+        ErrorCode::kSafetensorsSizeMismatch);
+}
