@@ -8,6 +8,7 @@
 #include "exit_codes.h"
 #include "model_source.h"
 #include "support/reference.h"
+#include "support/torch_bin_builder.h"
 #include "torch_test_support.h"
 
 namespace memfit::test {
@@ -95,6 +96,26 @@ TEST_CASE("hostile: a tensor that reaches past the end of the file is refused") 
   const CliError e = expect_error([&] { plan_for(file); });
   CHECK(e.exit_code == cli::kExitInvalidInput);
   CHECK(e.message.find("model.safetensors") != std::string::npos);
+}
+
+TEST_CASE("hostile: a .bin whose pickle calls os.system is refused by name and runs nothing") {
+  const auto golden = golden_dir();
+  if (!golden) return skip_loudly("hostile checkpoints");
+  TempDir tmp;
+  // If anything executed this pickle, os.system would create the marker file.
+  const std::string marker = tmp.path + "/pwned";
+  const std::string command = "touch " + marker;
+  std::string pickle = "\x80\x02" "cos\nsystem\nX";
+  for (int i = 0; i < 4; ++i) pickle += static_cast<char>((command.size() >> (8 * i)) & 0xff);
+  pickle += command + "\x85R.";  // TUPLE1, REDUCE, STOP
+  std::ofstream(tmp.path + "/pytorch_model.bin", std::ios::binary)
+      << torch_bin("pytorch_model", pickle, {});
+  fs::copy_file(*golden + "/tiny-gpt2/config.json", tmp.path + "/config.json");
+  const CliError e = expect_error([&] { plan_for(tmp.path); });
+  CHECK(e.exit_code == cli::kExitInvalidInput);
+  CHECK(e.message.find("'os.system' is not allowed") != std::string::npos);
+  CHECK(e.message.find("pytorch_model.bin") != std::string::npos);
+  CHECK_FALSE(fs::exists(marker));
 }
 
 TEST_CASE("validation: missing and unexpected tensors fail before loading, by name; flags relax it") {
