@@ -9,12 +9,11 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
+#include "memfit/config.h"  // memfit::Json: the same nlohmann instantiation as the strict parser,
+                            // so the WebAssembly build does not carry a second JSON lexer
 
 namespace memfit::safetensors {
 namespace {
-
-using Json = nlohmann::json;
 
 class FastHeaderSax : public nlohmann::json_sax<Json> {
  public:
