@@ -107,20 +107,9 @@ std::vector<BinTensor> read_bin_file(const std::string& path) {
   out.reserve(ck->tensors.size());
   for (const auto& t : ck->tensors) {
     BinTensor b;
-    b.name = t.name;
-    b.dtype = t.dtype;
-    b.shape = t.shape;
-    b.stride = t.stride;
+    static_cast<torch_bin::Tensor&>(b) = t;
     b.file = path;
     b.shard = shard;
-    b.storage_key = t.storage_key;
-    b.storage_file_offset = t.storage_file_offset;
-    b.storage_nbytes = t.storage_nbytes;
-    b.storage_offset = t.storage_offset;
-    b.data_offset = t.data_offset;
-    b.span_bytes = t.span_bytes;
-    b.nbytes = t.nbytes;
-    b.contiguous = t.contiguous;
     out.push_back(std::move(b));
   }
   return out;

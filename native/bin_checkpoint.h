@@ -36,24 +36,16 @@
 #include "memfit/checkpoint_tree.h"
 #include "memfit/dtype.h"
 #include "memfit/tensor_tree.h"
+#include "memfit/torch_bin.h"
 
 namespace memfit::cli {
 
-struct BinTensor {
-  std::string name;                  // state-dict key, e.g. "transformer.h.0.attn.c_attn.weight"
-  DType dtype = DType::kF32;
-  Shape shape;                       // sizes
-  std::vector<std::int64_t> stride;  // in elements, same length as shape
-  std::string file;                  // path of the .bin file holding the storage (as opened)
-  std::string shard;                 // its file name (what an index's weight_map says)
-  std::string storage_key;           // pickle storage key ("0", "1", …): equal key = shared storage
-  std::uint64_t storage_file_offset = 0;  // absolute file offset of the storage's first byte
-  std::uint64_t storage_nbytes = 0;       // bytes of the whole storage (its zip entry)
-  std::uint64_t storage_offset = 0;       // tensor's offset into the storage, in elements
-  std::uint64_t data_offset = 0;     // absolute file offset of the tensor's first element
-  std::uint64_t span_bytes = 0;      // bytes from data_offset to past the last element it touches
-  std::uint64_t nbytes = 0;          // numel × element size (the tensor's size once contiguous)
-  bool contiguous = true;            // C-order strides (then span_bytes == nbytes)
+// core's record of one tensor (name, dtype, shape, stride in elements, storage key — an equal
+// key is a shared storage —, absolute file offsets of the storage and of the first element,
+// span_bytes, nbytes, contiguous), plus where the file is.
+struct BinTensor : torch_bin::Tensor {
+  std::string file;   // path of the .bin file holding the storage (as opened)
+  std::string shard;  // its file name (what an index's weight_map says)
 };
 
 struct BinCheckpoint {

@@ -12,6 +12,7 @@
 using memfit::ErrorCode;
 using memfit::test::f32_bytes;
 using memfit::test::PickledTensor;
+using memfit::test::tensor;
 using memfit::test::state_dict_pickle;
 using memfit::test::torch_bin;
 namespace tb = memfit::torch_bin;
@@ -27,18 +28,6 @@ void check_error(const std::string& bytes, ErrorCode code, const std::string& fr
   REQUIRE_FALSE(r.ok());
   CHECK_MESSAGE(r.error().code() == code, r.error().message());
   CHECK_MESSAGE(r.error().message().find(fragment) != std::string::npos, r.error().message());
-}
-
-PickledTensor tensor(std::string name, std::string key, std::uint64_t numel, std::vector<std::uint64_t> size,
-                     std::vector<std::uint64_t> stride, std::uint64_t offset = 0) {
-  PickledTensor t;
-  t.name = std::move(name);
-  t.key = std::move(key);
-  t.storage_numel = numel;
-  t.size = std::move(size);
-  t.stride = std::move(stride);
-  t.offset = offset;
-  return t;
 }
 
 // name → the tensor's bytes in the golden model.safetensors

@@ -145,6 +145,20 @@ struct PickledTensor {
   std::vector<std::uint64_t> size, stride;
 };
 
+// A float32 tensor `name` viewing storage `key` (of `numel` elements) with these sizes/strides.
+inline PickledTensor tensor(std::string name, std::string key, std::uint64_t numel,
+                            std::vector<std::uint64_t> size, std::vector<std::uint64_t> stride,
+                            std::uint64_t offset = 0) {
+  PickledTensor t;
+  t.name = std::move(name);
+  t.key = std::move(key);
+  t.storage_numel = numel;
+  t.size = std::move(size);
+  t.stride = std::move(stride);
+  t.offset = offset;
+  return t;
+}
+
 inline void pickle_int(std::string& s, std::uint64_t v) {
   if (v < 256) {
     s += 'K';
