@@ -11,13 +11,20 @@
 #
 # Usage: [ONLY=forward] [NTOK=16] [THREADS=N] scripts/bench-load.sh [WORKDIR]   (default: a temp folder, removed at the end)
 # KEEP=1 keeps the generated checkpoints (in WORKDIR; e.g. to rerun without regenerating).
-# Needs the native-torch build (cmake --preset native-torch && cmake --build build/native-torch).
+# Sets itself up like the other scripts: the packages (LibTorch, and python3-torch for the
+# torch.load baseline), then the native-torch build; MEMFIT=path overrides the binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/deps.sh
+ensure_packages "${MEMFIT_NATIVE_PACKAGES[@]}" "${MEMFIT_TORCH_PACKAGES[@]}" "${MEMFIT_TORCH_BENCH_PACKAGES[@]}"
+if [ -z "${MEMFIT:-}" ]; then
+  cmake --preset native-torch >/dev/null
+  cmake --build --preset native-torch --target memfit memfit-torch >&2
+fi
 MEMFIT=${MEMFIT:-build/native-torch/native/memfit}
 PY=/usr/bin/python3
 [ -x "$MEMFIT" ] && [ -x "$(dirname "$MEMFIT")/memfit-torch" ] || {
-  echo "bench-load: build the native-torch preset first ($MEMFIT, memfit-torch)" >&2; exit 2; }
+  echo "bench-load: no memfit-torch beside $MEMFIT" >&2; exit 2; }
 WORK=${1:-$(mktemp -d /tmp/memfit-bench-load.XXXXXX)}
 mkdir -p "$WORK"
 cleanup() { [ -n "${KEEP:-}" ] || rm -rf "$WORK"; }
