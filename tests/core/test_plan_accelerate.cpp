@@ -14,17 +14,19 @@ using namespace memfit::plan;
 
 namespace {
 
+void batchnorm1d(TreeBuilder& b) {  // nn.BatchNorm1d(4), registered as "batchnorm"
+  auto s = b.module("batchnorm", "BatchNorm1d");
+  b.param("weight", {4});
+  b.param("bias", {4});
+  b.buffer("running_mean", {4}, DType::kF32, true);
+  b.buffer("running_var", {4}, DType::kF32, true);
+  b.buffer("num_batches_tracked", {}, DType::kI64, true);
+}
+
 void model_for_test(TreeBuilder& b, const std::string& name = "") {
   auto body = [&] {
     nn::linear(b, "linear1", 3, 4);
-    {
-      auto s = b.module("batchnorm", "BatchNorm1d");
-      b.param("weight", {4});
-      b.param("bias", {4});
-      b.buffer("running_mean", {4}, DType::kF32, true);
-      b.buffer("running_var", {4}, DType::kF32, true);
-      b.buffer("num_batches_tracked", {}, DType::kI64, true);
-    }
+    batchnorm1d(b);
     nn::linear(b, "linear2", 4, 5);
   };
   if (name.empty()) return body();
@@ -83,14 +85,7 @@ TEST_CASE("infer_auto_device_map (accelerate test_infer_auto_device_map)") {
       b.param("weight", {5, 4});
       b.param("bias", {4});
     }
-    {
-      auto s = b.module("batchnorm", "BatchNorm1d");
-      b.param("weight", {4});
-      b.param("bias", {4});
-      b.buffer("running_mean", {4}, DType::kF32, true);
-      b.buffer("running_var", {4}, DType::kF32, true);
-      b.buffer("num_batches_tracked", {}, DType::kI64, true);
-    }
+    batchnorm1d(b);
     {
       auto s = b.module("linear2", "Linear");
       b.tied_param("weight", "linear1.weight");
@@ -121,14 +116,7 @@ TEST_CASE("tied weights across layers pull modules onto the same device (acceler
   {
     auto s = b.module("layer3", "ModelForTest");
     nn::linear(b, "linear1", 3, 4);
-    {
-      auto bn = b.module("batchnorm", "BatchNorm1d");
-      b.param("weight", {4});
-      b.param("bias", {4});
-      b.buffer("running_mean", {4}, DType::kF32, true);
-      b.buffer("running_var", {4}, DType::kF32, true);
-      b.buffer("num_batches_tracked", {}, DType::kI64, true);
-    }
+    batchnorm1d(b);
     auto l2 = b.module("linear2", "Linear");
     b.tied_param("weight", "layer1.linear2.weight");
     b.param("bias", {5});
@@ -213,14 +201,7 @@ TEST_CASE("three tied weights and two tied groups (accelerate test_infer_auto_de
       } else {
         nn::linear(b, "linear1", 3, 4);
       }
-      {
-        auto bn = b.module("batchnorm", "BatchNorm1d");
-        b.param("weight", {4});
-        b.param("bias", {4});
-        b.buffer("running_mean", {4}, DType::kF32, true);
-        b.buffer("running_var", {4}, DType::kF32, true);
-        b.buffer("num_batches_tracked", {}, DType::kI64, true);
-      }
+      batchnorm1d(b);
       auto l2 = b.module("linear2", "Linear");
       b.tied_param("weight", "layer1.linear2.weight");
       b.param("bias", {5});
