@@ -77,24 +77,35 @@ EffNetDef definition(const EffArgs& a, std::int64_t* num_features) {
   d.stem_size = 32;
   switch (a.gen) {
     case Gen::kEfficientNet:
-      d.arch_def = {{"ds_r1_k3_s1_e1_c16_se0.25"}, {"ir_r2_k3_s2_e6_c24_se0.25"},
-                    {"ir_r2_k5_s2_e6_c40_se0.25"}, {"ir_r3_k3_s2_e6_c80_se0.25"},
-                    {"ir_r3_k5_s1_e6_c112_se0.25"}, {"ir_r4_k5_s2_e6_c192_se0.25"},
-                    {"ir_r1_k3_s1_e6_c320_se0.25"}};
+      d.arch_def = "ds_r1_k3_s1_e1_c16_se0.25 | "
+                   "ir_r2_k3_s2_e6_c24_se0.25 | "
+                   "ir_r2_k5_s2_e6_c40_se0.25 | "
+                   "ir_r3_k3_s2_e6_c80_se0.25 | "
+                   "ir_r3_k5_s1_e6_c112_se0.25 | "
+                   "ir_r4_k5_s2_e6_c192_se0.25 | "
+                   "ir_r1_k3_s1_e6_c320_se0.25";
       *num_features = d.round_chs(1280);
       break;
     case Gen::kLite:
-      d.arch_def = {{"ds_r1_k3_s1_e1_c16"},  {"ir_r2_k3_s2_e6_c24"},  {"ir_r2_k5_s2_e6_c40"},
-                    {"ir_r3_k3_s2_e6_c80"},  {"ir_r3_k5_s1_e6_c112"}, {"ir_r4_k5_s2_e6_c192"},
-                    {"ir_r1_k3_s1_e6_c320"}};
+      d.arch_def = "ds_r1_k3_s1_e1_c16 | "
+                   "ir_r2_k3_s2_e6_c24 | "
+                   "ir_r2_k5_s2_e6_c40 | "
+                   "ir_r3_k3_s2_e6_c80 | "
+                   "ir_r3_k5_s1_e6_c112 | "
+                   "ir_r4_k5_s2_e6_c192 | "
+                   "ir_r1_k3_s1_e6_c320";
       d.fix_first_last = true;
       d.fix_stem = true;
       *num_features = 1280;
       break;
     case Gen::kMobileNetV2:
-      d.arch_def = {{"ds_r1_k3_s1_c16"},    {"ir_r2_k3_s2_e6_c24"}, {"ir_r3_k3_s2_e6_c32"},
-                    {"ir_r4_k3_s2_e6_c64"}, {"ir_r3_k3_s1_e6_c96"}, {"ir_r3_k3_s2_e6_c160"},
-                    {"ir_r1_k3_s1_e6_c320"}};
+      d.arch_def = "ds_r1_k3_s1_c16 | "
+                   "ir_r2_k3_s2_e6_c24 | "
+                   "ir_r3_k3_s2_e6_c32 | "
+                   "ir_r4_k3_s2_e6_c64 | "
+                   "ir_r3_k3_s1_e6_c96 | "
+                   "ir_r3_k3_s2_e6_c160 | "
+                   "ir_r1_k3_s1_e6_c320";
       d.fix_first_last = a.fix_stem_head;
       d.fix_stem = a.fix_stem_head;
       *num_features = a.fix_stem_head ? 1280 : std::max<std::int64_t>(1280, d.round_chs(1280));

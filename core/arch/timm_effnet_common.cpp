@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -107,6 +108,21 @@ void squeeze_excite(TreeBuilder& b, const EffNetDef& d, std::int64_t chs, double
   nn::conv2d(b, "conv_expand", rd, chs, 1, 1, true);
 }
 
+// "a | b c" → {{"a"}, {"b", "c"}} (EffNetDef::arch_def).
+std::vector<std::vector<std::string>> split_arch_def(std::string_view def) {
+  std::vector<std::vector<std::string>> stages(1);
+  std::size_t start = 0;
+  while (start <= def.size()) {
+    std::size_t end = def.find(' ', start);
+    if (end == std::string_view::npos) end = def.size();
+    const std::string_view word = def.substr(start, end - start);
+    if (word == "|") stages.emplace_back();
+    else if (!word.empty()) stages.back().emplace_back(word);
+    start = end + 1;
+  }
+  return stages;
+}
+
 }  // namespace
 
 std::int64_t EffNetDef::round_chs(std::int64_t c) const {
@@ -128,10 +144,11 @@ std::int64_t effnet_stem(TreeBuilder& b, const EffNetDef& d) {
 std::int64_t effnet_blocks(TreeBuilder& b, const Config& c, const EffNetDef& d,
                            std::int64_t in_chs) {
   auto blocks = b.module("blocks", "Sequential");
-  const std::size_t stages = d.arch_def.size();
+  const std::vector<std::vector<std::string>> arch_def = split_arch_def(d.arch_def);
+  const std::size_t stages = arch_def.size();
   for (std::size_t si = 0; si < stages; ++si) {
     std::vector<std::pair<BlockArgs, std::int64_t>> defs;
-    for (const auto& s : d.arch_def[si]) defs.push_back(decode_block(c, s));
+    for (const auto& s : arch_def[si]) defs.push_back(decode_block(c, s));
     const bool fixed = d.fix_first_last && (si == 0 || si + 1 == stages);
     const auto stage = scale_stage(defs, fixed ? 1.0 : d.depth_multiplier, d.depth_round);
     auto st = b.module(std::to_string(si), "Sequential");

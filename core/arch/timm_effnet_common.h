@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "timm_common.h"
@@ -13,7 +14,10 @@
 namespace memfit::arch::timm {
 
 struct EffNetDef {
-  std::vector<std::vector<std::string>> arch_def;  // stages of block strings
+  // timm's arch_def (a list of stages, each a list of block strings) as one literal: stages
+  // separated by " | ", a stage's blocks by " ". A literal is data; nested vectors of strings
+  // were ~10 KB of WebAssembly code that built them.
+  std::string_view arch_def;
   double channel_multiplier = 1.0;
   double depth_multiplier = 1.0;
   bool depth_round = false;     // depth_trunc='round' (default 'ceil')

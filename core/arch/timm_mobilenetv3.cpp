@@ -50,13 +50,13 @@ EffNetDef definition(const Mnv3Args& a, std::int64_t* num_features, bool* head_b
   *head_bias = true;
   if (name == "mobilenetv3_rw") {
     // SqueezeExcite(gate_layer='hard_sigmoid'): default rd_round_fn=round; head_bias=False.
-    d.arch_def = {{"ds_r1_k3_s1_e1_c16_nre_noskip"},
-                  {"ir_r1_k3_s2_e4_c24_nre", "ir_r1_k3_s1_e3_c24_nre"},
-                  {"ir_r3_k5_s2_e3_c40_se0.25_nre"},
-                  {"ir_r1_k3_s2_e6_c80", "ir_r1_k3_s1_e2.5_c80", "ir_r2_k3_s1_e2.3_c80"},
-                  {"ir_r2_k3_s1_e6_c112_se0.25"},
-                  {"ir_r3_k5_s2_e6_c160_se0.25"},
-                  {"cn_r1_k1_s1_c960"}};
+    d.arch_def = "ds_r1_k3_s1_e1_c16_nre_noskip | "
+                 "ir_r1_k3_s2_e4_c24_nre ir_r1_k3_s1_e3_c24_nre | "
+                 "ir_r3_k5_s2_e3_c40_se0.25_nre | "
+                 "ir_r1_k3_s2_e6_c80 ir_r1_k3_s1_e2.5_c80 ir_r2_k3_s1_e2.3_c80 | "
+                 "ir_r2_k3_s1_e6_c112_se0.25 | "
+                 "ir_r3_k5_s2_e6_c160_se0.25 | "
+                 "cn_r1_k1_s1_c960";
     *num_features = 1280;
     *head_bias = false;
     return d;
@@ -66,37 +66,37 @@ EffNetDef definition(const Mnv3Args& a, std::int64_t* num_features, bool* head_b
   if (small) {
     *num_features = 1024;
     if (minimal)
-      d.arch_def = {{"ds_r1_k3_s2_e1_c16"},
-                    {"ir_r1_k3_s2_e4.5_c24", "ir_r1_k3_s1_e3.67_c24"},
-                    {"ir_r1_k3_s2_e4_c40", "ir_r2_k3_s1_e6_c40"},
-                    {"ir_r2_k3_s1_e3_c48"},
-                    {"ir_r3_k3_s2_e6_c96"},
-                    {"cn_r1_k1_s1_c576"}};
+      d.arch_def = "ds_r1_k3_s2_e1_c16 | "
+                   "ir_r1_k3_s2_e4.5_c24 ir_r1_k3_s1_e3.67_c24 | "
+                   "ir_r1_k3_s2_e4_c40 ir_r2_k3_s1_e6_c40 | "
+                   "ir_r2_k3_s1_e3_c48 | "
+                   "ir_r3_k3_s2_e6_c96 | "
+                   "cn_r1_k1_s1_c576";
     else
-      d.arch_def = {{"ds_r1_k3_s2_e1_c16_se0.25_nre"},
-                    {"ir_r1_k3_s2_e4.5_c24_nre", "ir_r1_k3_s1_e3.67_c24_nre"},
-                    {"ir_r1_k5_s2_e4_c40_se0.25", "ir_r2_k5_s1_e6_c40_se0.25"},
-                    {"ir_r2_k5_s1_e3_c48_se0.25"},
-                    {"ir_r3_k5_s2_e6_c96_se0.25"},
-                    {"cn_r1_k1_s1_c576"}};
+      d.arch_def = "ds_r1_k3_s2_e1_c16_se0.25_nre | "
+                   "ir_r1_k3_s2_e4.5_c24_nre ir_r1_k3_s1_e3.67_c24_nre | "
+                   "ir_r1_k5_s2_e4_c40_se0.25 ir_r2_k5_s1_e6_c40_se0.25 | "
+                   "ir_r2_k5_s1_e3_c48_se0.25 | "
+                   "ir_r3_k5_s2_e6_c96_se0.25 | "
+                   "cn_r1_k1_s1_c576";
   } else {
     *num_features = 1280;
     if (minimal)
-      d.arch_def = {{"ds_r1_k3_s1_e1_c16"},
-                    {"ir_r1_k3_s2_e4_c24", "ir_r1_k3_s1_e3_c24"},
-                    {"ir_r3_k3_s2_e3_c40"},
-                    {"ir_r1_k3_s2_e6_c80", "ir_r1_k3_s1_e2.5_c80", "ir_r2_k3_s1_e2.3_c80"},
-                    {"ir_r2_k3_s1_e6_c112"},
-                    {"ir_r3_k3_s2_e6_c160"},
-                    {"cn_r1_k1_s1_c960"}};
+      d.arch_def = "ds_r1_k3_s1_e1_c16 | "
+                   "ir_r1_k3_s2_e4_c24 ir_r1_k3_s1_e3_c24 | "
+                   "ir_r3_k3_s2_e3_c40 | "
+                   "ir_r1_k3_s2_e6_c80 ir_r1_k3_s1_e2.5_c80 ir_r2_k3_s1_e2.3_c80 | "
+                   "ir_r2_k3_s1_e6_c112 | "
+                   "ir_r3_k3_s2_e6_c160 | "
+                   "cn_r1_k1_s1_c960";
     else
-      d.arch_def = {{"ds_r1_k3_s1_e1_c16_nre"},
-                    {"ir_r1_k3_s2_e4_c24_nre", "ir_r1_k3_s1_e3_c24_nre"},
-                    {"ir_r3_k5_s2_e3_c40_se0.25_nre"},
-                    {"ir_r1_k3_s2_e6_c80", "ir_r1_k3_s1_e2.5_c80", "ir_r2_k3_s1_e2.3_c80"},
-                    {"ir_r2_k3_s1_e6_c112_se0.25"},
-                    {"ir_r3_k5_s2_e6_c160_se0.25"},
-                    {"cn_r1_k1_s1_c960"}};
+      d.arch_def = "ds_r1_k3_s1_e1_c16_nre | "
+                   "ir_r1_k3_s2_e4_c24_nre ir_r1_k3_s1_e3_c24_nre | "
+                   "ir_r3_k5_s2_e3_c40_se0.25_nre | "
+                   "ir_r1_k3_s2_e6_c80 ir_r1_k3_s1_e2.5_c80 ir_r2_k3_s1_e2.3_c80 | "
+                   "ir_r2_k3_s1_e6_c112_se0.25 | "
+                   "ir_r3_k5_s2_e6_c160_se0.25 | "
+                   "cn_r1_k1_s1_c960";
   }
   return d;
 }

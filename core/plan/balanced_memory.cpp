@@ -34,6 +34,12 @@ std::vector<std::string> module_leaves(const std::vector<std::string>& keys) {
   return leaves;
 }
 
+// min(want, limit) as an integer: compared in doubles, but a budget near 2^64 (which a double
+// rounds up past uint64's range) is never converted back.
+std::uint64_t clamp_to(double want, std::uint64_t limit) {
+  return want < static_cast<double>(limit) ? static_cast<std::uint64_t>(want) : limit;
+}
+
 }  // namespace
 
 MaxMemory get_balanced_memory(const TensorTree& tree, const MaxMemory& max_memory_in,
@@ -47,20 +53,23 @@ MaxMemory get_balanced_memory(const TensorTree& tree, const MaxMemory& max_memor
   if (num_devices == 1) low_zero = false;  // budgets were given: no 90% rule
 
   const ModuleSizes sizes = planner_sizes(tree, opt);
-  const long double total = static_cast<long double>(sizes.total()) / 8;
-  long double per_gpu = std::floor(total / static_cast<long double>(low_zero ? num_devices - 1 : num_devices));
+  // Sizes are bit counts (bool = 1 bit). accelerate divides Python ints, or floats once a bool
+  // makes a size fractional; a double holds every size below 2^53 bits (1 PB) exactly, so this
+  // is the same arithmetic (long double would only add WASM soft-float code).
+  const double total = static_cast<double>(sizes.total()) / 8;
+  double per_gpu = std::floor(total / static_cast<double>(low_zero ? num_devices - 1 : num_devices));
 
   // Buffer: the first instance of each no-split class (in module_sizes order), or the mean
   // size of the final modules, whichever is larger, × 1.25.
   const std::vector<std::string> no_split = opt.no_split ? *opt.no_split : tree.no_split_classes;
-  long double buffer = 0;
+  double buffer = 0;
   if (!no_split.empty()) {
     std::set<std::string> found;
     for (const TreeItem& item : sizes.order) {
       if (item.is_tensor || item.index == 0) continue;  // a tensor is never a no-split class
       const std::string& cls = tree.modules[item.index].class_name;
       if (std::find(no_split.begin(), no_split.end(), cls) != no_split.end() && found.insert(cls).second)
-        buffer = std::max(buffer, static_cast<long double>(sizes.at(item)) / 8);
+        buffer = std::max(buffer, static_cast<double>(sizes.at(item)) / 8);
       if (found.size() == std::set<std::string>(no_split.begin(), no_split.end()).size()) break;
     }
   }
@@ -72,30 +81,30 @@ MaxMemory get_balanced_memory(const TensorTree& tree, const MaxMemory& max_memor
   keys.erase(std::remove_if(keys.begin(), keys.end(), [&](const std::string& k) { return first_set.count(k) > 0; }),
              keys.end());
   const std::vector<std::string> leaves = module_leaves(keys);
-  long double leaf_sum = 0;
-  for (const auto& l : leaves) leaf_sum += static_cast<long double>(sizes.at(tree, l)) / 8;
-  const long double mean_leaves = std::trunc(leaf_sum / static_cast<long double>(std::max<std::size_t>(leaves.size(), 1)));
-  buffer = std::trunc(1.25L * std::max(buffer, mean_leaves));
+  double leaf_sum = 0;
+  for (const auto& l : leaves) leaf_sum += static_cast<double>(sizes.at(tree, l)) / 8;
+  const double mean_leaves = std::trunc(leaf_sum / static_cast<double>(std::max<std::size_t>(leaves.size(), 1)));
+  buffer = std::trunc(1.25 * std::max(buffer, mean_leaves));
   per_gpu += buffer;
 
-  auto budget = [&](std::size_t pos) -> long double { return static_cast<long double>(max_memory[pos].second); };
+  auto budget = [&](std::size_t pos) -> double { return static_cast<double>(max_memory[pos].second); };
   // Every GPU but the last gets min(per_gpu, its budget); the last keeps its whole budget.
   for (std::size_t g = 0; g + 1 < gpus.size(); ++g) {
     const std::size_t pos = gpus[g];
     const bool is_zero = max_memory[pos].first.index == 0;
-    const long double want = (low_zero && is_zero) ? budget(pos) : per_gpu;
-    max_memory[pos].second = static_cast<std::uint64_t>(std::min(want, budget(pos)));
+    const double want = (low_zero && is_zero) ? budget(pos) : per_gpu;
+    max_memory[pos].second = clamp_to(want, max_memory[pos].second);
   }
   if (low_zero) {
     // accelerate sums max_memory[i] for i in range(1, num_devices): GPU ordinals 1..n-1.
-    long double others = 0;
+    double others = 0;
     for (std::size_t i = 0; i < max_memory.size(); ++i) {
       const Device& d = max_memory[i].first;
       if (d.is_gpu() && d.index >= 1 && static_cast<std::size_t>(d.index) < num_devices) others += budget(i);
     }
     for (auto& [d, b] : max_memory)
       if (d.is_gpu() && d.index == 0)
-        b = static_cast<std::uint64_t>(std::min(std::max(0.0L, total - others), static_cast<long double>(b)));
+        b = clamp_to(std::max(0.0, total - others), b);
   }
   return max_memory;
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "memfit/error.h"
+#include "memfit/strict_json.h"
 
 namespace memfit {
 namespace {
@@ -42,19 +43,14 @@ Config::Config(std::shared_ptr<const Json> owner, const Json* node,
     : owner_(std::move(owner)), json_(node), where_(std::move(where)) {}
 
 Json Config::parse(std::string_view text, const std::string& where) {
-  Json j = Json::parse(text.begin(), text.end(), nullptr,
-                                           /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    // Parse again with exceptions only to get the position for the message.
-    try {
-      const Json again = Json::parse(text.begin(), text.end());
-      (void)again;
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(ErrorCode::kInvalidJson,
-                  fmt::format("{}: not valid JSON (at byte {}): {}", where, e.byte,
-                              std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
-    }
-    throw Error(ErrorCode::kInvalidJson, fmt::format("{}: not valid JSON", where));
+  // config.json is read as transformers reads it (json.loads): duplicate keys keep the last
+  // value. Python's own recursion limit stops at ~1,000 levels; so does this.
+  constexpr std::size_t kMaxDepth = 1000;
+  Json j;
+  if (auto err = parse_strict_json(text, kMaxDepth, &j, DuplicateKeys::kLastWins)) {
+    if (err->kind == StrictJsonError::kTooDeep)
+      throw Error(ErrorCode::kInvalidJson, fmt::format("{}: {}", where, err->detail));
+    throw Error(ErrorCode::kInvalidJson, fmt::format("{}: not valid JSON ({})", where, err->detail));
   }
   if (!j.is_object())
     throw Error(ErrorCode::kInvalidJson,

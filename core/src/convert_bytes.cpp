@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -11,10 +10,10 @@ namespace memfit {
 
 std::string python_round2_repr(double x) {
   // Step 1: Python's round(x, 2) is the correctly rounded decimal of the exact binary value
-  // (ties to even), read back as a double. glibc's printf("%.2f") rounds the same way.
-  std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), "%.2f", x);
-  const double rounded = std::strtod(buf.data(), nullptr);
+  // (ties to even), read back as a double. fmt's "{:.2f}" rounds the same way (as does glibc's
+  // printf("%.2f"); fmt rather than snprintf keeps printf's float code out of the WASM bundle).
+  const std::string two = fmt::format("{:.2f}", x);
+  const double rounded = std::strtod(two.c_str(), nullptr);
   // Step 2: repr() is the shortest string that round-trips; fmt's "{}" gives the same digits.
   std::string s = fmt::format("{}", rounded);
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // Python always shows ".0"

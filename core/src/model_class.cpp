@@ -23,7 +23,7 @@ std::string_view strip_module(std::string_view s) {
 
 std::string select_class(const Family& family, const Config& config, Mode mode,
                          const std::string& class_override, std::vector<std::string>* notes) {
-  const std::string base(family.classes.front().name);
+  const std::string base(family.classes.begin()->name);
   if (!class_override.empty()) {
     if (!find_class(family, class_override))
       throw Error(ErrorCode::kUnknownClass,

@@ -6,7 +6,7 @@ namespace memfit {
 namespace {
 
 // Whole byte counts print as integers; accelerate's 1/8-byte bools can make them fractional.
-nlohmann::json number(double v) {
+nlohmann::ordered_json number(double v) {
   if (std::floor(v) == v && std::fabs(v) < 9.0e15) return static_cast<std::int64_t>(v);
   return v;
 }

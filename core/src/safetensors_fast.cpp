@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "memfit/strict_json.h"  // sax_parse_json
 #include "memfit/config.h"  // memfit::Json: the same nlohmann instantiation as the strict parser,
                             // so the WebAssembly build does not carry a second JSON lexer
 
@@ -159,7 +160,7 @@ bool names_unique(const Header& h) {
 std::optional<Header> parse_header_fast(std::string_view header_json) {
   Header h;
   FastHeaderSax sax(&h);
-  if (!Json::sax_parse(header_json.begin(), header_json.end(), &sax) || !sax.done()) return std::nullopt;
+  if (!sax_parse_json(header_json, &sax) || !sax.done()) return std::nullopt;
   if (!names_unique(h)) return std::nullopt;
   std::unordered_map<std::string_view, int> seen;
   for (const auto& [k, v] : h.metadata)

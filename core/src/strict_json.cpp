@@ -63,7 +63,8 @@ namespace {
 // open object. Depth is checked as the parser descends, so `[[[[…` of any length stops early.
 class StrictDomBuilder : public nlohmann::json_sax<Json> {
  public:
-  StrictDomBuilder(Json* root, std::size_t max_depth) : root_(root), max_depth_(max_depth) {}
+  StrictDomBuilder(Json* root, std::size_t max_depth, DuplicateKeys duplicates)
+      : root_(root), max_depth_(max_depth), duplicates_(duplicates) {}
 
   std::optional<StrictJsonError> error;
 
@@ -81,7 +82,8 @@ class StrictDomBuilder : public nlohmann::json_sax<Json> {
     return true;
   }
   bool key(string_t& k) override {
-    if (!keys_.back().insert(k).second) {
+    replace_ = !keys_.back().insert(k).second;
+    if (replace_ && duplicates_ == DuplicateKeys::kReject) {
       error = StrictJsonError{StrictJsonError::kDuplicateKey, fmt::format("duplicate key '{}'", k)};
       return false;
     }
@@ -121,8 +123,16 @@ class StrictDomBuilder : public nlohmann::json_sax<Json> {
       arr.push_back(std::move(v));
       return &arr.back();
     }
-    // ordered_map is a vector of pairs: append without its linear duplicate search (done above).
     auto& obj = parent.get_ref<Json::object_t&>();
+    if (replace_) {  // kLastWins, like Python's json: the first position, the last value
+      replace_ = false;
+      for (auto& member : obj)
+        if (member.first == key_) {
+          member.second = std::move(v);
+          return &member.second;
+        }
+    }
+    // ordered_map is a vector of pairs: append without its linear duplicate search (done above).
     obj.Json::object_t::Container::emplace_back(std::move(key_), std::move(v));
     return &obj.back().second;
   }
@@ -142,6 +152,8 @@ class StrictDomBuilder : public nlohmann::json_sax<Json> {
 
   Json* root_;
   std::size_t max_depth_;
+  DuplicateKeys duplicates_;
+  bool replace_ = false;  // the current key repeats one of its object's earlier keys
   std::vector<Json*> stack_;  // open containers; pointers stay valid: a container is only
                               // appended to while it is the innermost open one
   std::vector<std::unordered_set<std::string>> keys_;
@@ -150,10 +162,14 @@ class StrictDomBuilder : public nlohmann::json_sax<Json> {
 
 }  // namespace
 
+bool sax_parse_json(std::string_view text, nlohmann::json_sax<Json>* handler) {
+  return Json::sax_parse(text.begin(), text.end(), handler);
+}
+
 std::optional<StrictJsonError> parse_strict_json(std::string_view text, std::size_t max_depth,
-                                                 Json* out) {
-  StrictDomBuilder sax(out, max_depth);
-  const bool ok = Json::sax_parse(text.begin(), text.end(), &sax);
+                                                 Json* out, DuplicateKeys duplicates) {
+  StrictDomBuilder sax(out, max_depth, duplicates);
+  const bool ok = sax_parse_json(text, &sax);
   if (sax.error) return sax.error;
   if (!ok) return StrictJsonError{StrictJsonError::kSyntax, "invalid JSON"};
   return std::nullopt;

@@ -38,6 +38,29 @@ TEST_CASE("malformed JSON names the file and the position") {
   CHECK(error_of("").code() == ErrorCode::kMissingKey);  // empty: no model_type to go on
 }
 
+TEST_CASE("config.json is read like Python's json.loads: a repeated key keeps its first place and last value") {
+  // json.loads('{"a": 1, "b": {"x": 1, "x": [2]}, "a": 3}') == {"a": 3, "b": {"x": [2]}}, keys a, b
+  const Json j = Config::parse(R"({"a": 1, "b": {"x": 1, "x": [2]}, "a": 3})", "config.json");
+  REQUIRE(j.size() == 2);
+  CHECK(j.begin().key() == "a");
+  CHECK(j["a"] == 3);
+  CHECK(j["b"].size() == 1);
+  CHECK(j["b"]["x"] == Json::array({2}));
+}
+
+TEST_CASE("config.json nested deeper than Python's recursion limit is refused by name, without recursion") {
+  const std::string deep = R"({"a": )" + std::string(5000, '[') + std::string(5000, ']') + "}";
+  try {
+    (void)Config::parse(deep, "config.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kInvalidJson);
+    CHECK(e.message() == "config.json: nested deeper than 1000 levels");
+  }
+  CHECK_NOTHROW((void)Config::parse(R"({"a": )" + std::string(900, '[') + std::string(900, ']') + "}",
+                                    "config.json"));
+}
+
 TEST_CASE("missing, wrong-typed, zero, negative and huge values are errors that name the key") {
   Config c(Json::parse(R"({"a": "x", "z": 0, "n": -3, "big": 1e30, "f": 1.5, "hbig": 2199023255553})"),
            "config.json");

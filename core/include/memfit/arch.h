@@ -6,6 +6,7 @@
 // config. Nothing outside core/arch/ switches on model_type.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,10 +28,14 @@ struct BuildRequest {
   std::string_view model_name;  // the Hub id or path; timm families read the variant from it
 };
 
+// Each family is one static Family, brace-initialized in its file. `classes` is an
+// initializer_list, so it is constant data (its array lives as long as the static Family; a
+// vector was built at start-up by WebAssembly code). `keys` stays a vector: timm families
+// derive theirs from their variant tables.
 struct Family {
-  std::string_view library;                  // "transformers" or "timm"
-  std::vector<std::string_view> keys;        // model_type values, or timm architecture names
-  std::vector<ModelClass> classes;           // classes[0] is the AutoModel class
+  std::string_view library;                   // "transformers" or "timm"
+  std::vector<std::string_view> keys;         // model_type values, or timm architecture names
+  std::initializer_list<ModelClass> classes;  // the first is the AutoModel class
   TensorTree (*build)(const BuildRequest& req);
 };
 

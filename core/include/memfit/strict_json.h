@@ -26,9 +26,21 @@ struct StrictJsonError {
   std::string detail;  // "at byte 17: …", "duplicate key 'x'", …
 };
 
-// Parses with key order kept; duplicate keys in any object and nesting deeper than `max_depth`
-// are errors. Returns the error instead of throwing.
+// Runs nlohmann's SAX parser over `text` with any handler. Handlers are passed as the base
+// class so that one instantiation of the parser serves them all (each handler type would
+// compile the parser again: ~3.5 KB of WASM apiece); the virtual calls cost nothing measurable.
+bool sax_parse_json(std::string_view text, nlohmann::json_sax<Json>* handler);
+
+// What a repeated key in one object means: an error (file formats we check strictly), or, as in
+// Python's json.loads that reads config.json for transformers, the last value at the first
+// key's position.
+enum class DuplicateKeys { kReject, kLastWins };
+
+// Parses with key order kept; nesting deeper than `max_depth` is an error, and so are duplicate
+// keys unless `duplicates` says otherwise. Returns the error instead of throwing. The one JSON
+// parser of core: a second (nlohmann's DOM parser) would cost the WASM bundle ~13 KB.
 std::optional<StrictJsonError> parse_strict_json(std::string_view text, std::size_t max_depth,
-                                                 Json* out);
+                                                 Json* out,
+                                                 DuplicateKeys duplicates = DuplicateKeys::kReject);
 
 }  // namespace memfit
