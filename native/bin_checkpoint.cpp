@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -35,10 +36,10 @@ std::vector<fs::path> bin_files_in(const fs::path& dir) {
   return out;
 }
 
-// weight_map ↔ shard contents, both ways; total_size against the tensors of distinct storages
-// (transformers' shard_checkpoint counts a tensor that shares an earlier one's storage once).
-void check_index(const CheckpointIndex& index, const std::vector<BinTensor>& tensors,
-                 const std::string& source) {
+}  // namespace
+
+void check_bin_index(const CheckpointIndex& index, const std::vector<BinTensor>& tensors,
+                     const std::string& source) {
   std::unordered_map<std::string, std::string> home;
   for (const auto& t : tensors) {
     const auto [it, fresh] = home.emplace(t.name, t.shard);
@@ -70,13 +71,28 @@ void check_index(const CheckpointIndex& index, const std::vector<BinTensor>& ten
                       "to {} bytes", source, *index.total_size, total));
 }
 
-}  // namespace
-
 std::vector<CheckpointTensor> BinCheckpoint::checkpoint_tensors() const {
   std::vector<CheckpointTensor> out;
   out.reserve(tensors.size());
   for (const auto& t : tensors) out.push_back({t.name, t.dtype, t.shape, t.shard});
   return out;
+}
+
+std::vector<CheckpointTensor> BinCheckpoint::untied_checkpoint_tensors() const {
+  std::vector<CheckpointTensor> out;
+  out.reserve(tensors.size());
+  std::unordered_set<std::string> seen;
+  for (const auto& t : tensors)
+    if (seen.insert(tensor_view_key(t.file + "|" + t.storage_key, t.storage_offset, t.shape, t.stride,
+                                    t.dtype)).second)
+      out.push_back({t.name, t.dtype, t.shape, t.shard});
+  return out;
+}
+
+std::string tensor_view_key(const std::string& storage, std::uint64_t storage_offset,
+                            const Shape& shape, const std::vector<std::int64_t>& stride, DType dtype) {
+  return fmt::format("{}@{}:{}:{}:{}", storage, storage_offset, fmt::join(shape, ","),
+                     fmt::join(stride, ","), static_cast<int>(dtype));
 }
 
 bool has_local_bin_checkpoint(const std::string& dir) {
@@ -153,7 +169,7 @@ BinCheckpoint read_bin_checkpoint(const std::string& path) {
       ck.tensors.insert(ck.tensors.end(), std::make_move_iterator(tensors.begin()),
                         std::make_move_iterator(tensors.end()));
     }
-    check_index(*ck.index, ck.tensors, source);
+    check_bin_index(*ck.index, ck.tensors, source);
     return ck;
   }
   ck.tensors = read_bin_file(p.string());

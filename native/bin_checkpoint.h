@@ -54,9 +54,18 @@ struct BinCheckpoint {
   std::optional<CheckpointIndex> index;
   std::string index_name;            // "pytorch_model.bin.index.json" when sharded
   std::vector<std::string> warnings;
-  // name/dtype/shape/shard, for checkpoint_tree / validate / estimate.
+  // name/dtype/shape/shard, for checkpoint_tree / validate.
   std::vector<CheckpointTensor> checkpoint_tensors() const;
+  // The same without tied aliases (tensors viewing exactly the bytes of an earlier one, as GPT-2's
+  // lm_head.weight views transformer.wte.weight's): each parameter once, as save_pretrained
+  // stores them in safetensors — what `estimate` sizes.
+  std::vector<CheckpointTensor> untied_checkpoint_tensors() const;
 };
+
+// Equal for two tensors exactly when they view the same bytes the same way: the same storage
+// (`storage` names file and key), offset, shape, stride and dtype. The later one is a tied alias.
+std::string tensor_view_key(const std::string& storage, std::uint64_t storage_offset,
+                            const Shape& shape, const std::vector<std::int64_t>& stride, DType dtype);
 
 // True when `dir` holds a .bin checkpoint (pytorch_model.bin.index.json or *.bin files).
 bool has_local_bin_checkpoint(const std::string& dir);
@@ -71,5 +80,11 @@ BinCheckpoint read_bin_checkpoint(const std::string& path);
 
 // One .bin file (no index). Throws CliError.
 std::vector<BinTensor> read_bin_file(const std::string& path);
+
+// A sharded .bin's index against its shards' tensors: weight_map ↔ shard contents, both ways;
+// metadata.total_size against the tensors of distinct storages (transformers' shard_checkpoint
+// counts a tensor that shares an earlier one's storage once). Throws CliError naming `source`.
+void check_bin_index(const CheckpointIndex& index, const std::vector<BinTensor>& tensors,
+                     const std::string& source);
 
 }  // namespace memfit::cli

@@ -129,7 +129,7 @@ safetensors::Header read_hub_header(hub::HubClient& client, const std::string& r
 
 }  // namespace
 
-Checkpoint read_hub_checkpoint(hub::HubClient& client, const std::string& repo) {
+std::optional<Checkpoint> find_hub_checkpoint(hub::HubClient& client, const std::string& repo) {
   try {
     std::string index_text;
     try {
@@ -141,9 +141,7 @@ Checkpoint read_hub_checkpoint(hub::HubClient& client, const std::string& repo) 
         ck.files.emplace_back("model.safetensors", read_hub_header(client, repo, "model.safetensors"));
       } catch (const hub::HubError& e2) {
         if (e2.kind != hub::HubErrorKind::kEntryNotFound) throw;
-        throw CliError{kExitEntryNotFound,
-                       fmt::format("model `{}` has no safetensors weights ({} or "
-                                   "model.safetensors)", repo, kIndexName)};
+        return std::nullopt;
       }
       return ck;
     }
@@ -153,6 +151,12 @@ Checkpoint read_hub_checkpoint(hub::HubClient& client, const std::string& repo) 
   } catch (const hub::HubError& e) {
     throw CliError{e.exit_code(), e.message};
   }
+}
+
+Checkpoint read_hub_checkpoint(hub::HubClient& client, const std::string& repo) {
+  if (std::optional<Checkpoint> ck = find_hub_checkpoint(client, repo)) return std::move(*ck);
+  throw CliError{kExitEntryNotFound, fmt::format("model `{}` has no safetensors weights ({} or "
+                                                 "model.safetensors)", repo, kIndexName)};
 }
 
 }  // namespace memfit::cli

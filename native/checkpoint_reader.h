@@ -32,5 +32,7 @@ Checkpoint read_local_checkpoint(const std::string& path);
 // The Hub repo's model.safetensors.index.json, else model.safetensors. Throws CliError;
 // kExitEntryNotFound when the repo has no safetensors weights.
 Checkpoint read_hub_checkpoint(hub::HubClient& client, const std::string& repo);
+// The same, but nullopt when the repo has neither file (so another format can be tried).
+std::optional<Checkpoint> find_hub_checkpoint(hub::HubClient& client, const std::string& repo);
 
 }  // namespace memfit::cli

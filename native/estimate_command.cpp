@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "checkpoint_reader.h"
+#include "checkpoint_source.h"
 #include "exit_codes.h"
 #include "memfit/convert_bytes.h"
 #include "memfit/estimate.h"
@@ -25,11 +25,13 @@ std::string with_commas(std::uint64_t n) {
   return s;
 }
 
-void print_memfit_details(const Report& r) {
+// `checkpoint`: what the tensors were read from, when the report's source is "checkpoint".
+void print_memfit_details(const Report& r, const CheckpointSource* checkpoint) {
   fmt::print("model class: {} ({} {}), {} parameters, buffers {}\n", r.model_class, r.library,
              r.model_type, with_commas(r.parameters), convert_bytes(r.buffers_bytes));
-  if (r.source == "checkpoint")
-    fmt::print("source: safetensors headers (exact), {} stored\n", convert_bytes(r.stored_bytes));
+  if (r.source == "checkpoint" && checkpoint)
+    fmt::print("source: {}, {} stored\n", format_description(checkpoint->format),
+               convert_bytes(r.stored_bytes));
   std::string names;
   for (std::size_t i = 0; i < r.largest_layer_names.size() && i < 4; ++i)
     names += (i ? ", " : "") + r.largest_layer_names[i];
@@ -44,14 +46,6 @@ void print_memfit_details(const Report& r) {
     fmt::print("training {} (AdamW, mixed precision): {} = {}\n", row.dtype, parts, row.training);
   }
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
-}
-
-bool is_checkpoint_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  const std::string ext = std::filesystem::path(path).extension().string();
-  return ext == ".safetensors" ||
-         (path.size() >= 11 && path.compare(path.size() - 11, 11, ".index.json") == 0);
 }
 
 // The will-it-run options of the command line; CliError(kExitUsage) for a bad value.
@@ -131,11 +125,11 @@ int run_estimate(const EstimateArgs& args) {
     if (args.wants_run()) run_opts = run_options(args);
     hub::HubClient client(hub::HubOptions::from_environment());
     const bool want_checkpoint = args.source != "config" && args.compat.empty();
-    std::optional<Checkpoint> checkpoint;
+    std::optional<CheckpointSource> checkpoint;
     ModelSource src;
     if (is_checkpoint_file(args.model)) {
-      // A .safetensors file or an index: the checkpoint, and a config.json beside it if any.
-      checkpoint = read_local_checkpoint(args.model);
+      // A .safetensors or .bin file, or an index: the checkpoint, and a config.json beside it.
+      checkpoint = read_local_source(args.model);
       src.name = args.name.empty() ? args.model : args.name;
       src.library = args.library;
       src.origin = "file";
@@ -144,14 +138,14 @@ int run_estimate(const EstimateArgs& args) {
       if (std::filesystem::is_regular_file(beside, ec)) src.config_text = read_file(beside.string());
     } else {
       src = resolve_model(args.model, {args.library, args.name}, &client);
-      if (want_checkpoint && src.origin == "directory" && has_local_checkpoint(args.model))
-        checkpoint = read_local_checkpoint(args.model);
+      if (want_checkpoint && src.origin == "directory" && has_local_weights(args.model))
+        checkpoint = read_local_source(args.model);
       if (want_checkpoint && src.origin == "hub" && (args.exact || args.source == "checkpoint"))
-        checkpoint = read_hub_checkpoint(client, args.model);
+        checkpoint = read_hub_source(client, args.model);
     }
     if (args.source == "checkpoint" && !checkpoint)
-      throw CliError{kExitFile, fmt::format("{}: --source checkpoint, but no safetensors weights "
-                                            "were found (a Hub id needs --exact)", args.model)};
+      throw CliError{kExitFile, fmt::format("{}: --source checkpoint, but no safetensors or .bin "
+                                            "weights were found (a Hub id needs --exact)", args.model)};
     EstimateRequest req;
     req.config_text = src.config_text;
     req.name = src.name;
@@ -160,7 +154,7 @@ int run_estimate(const EstimateArgs& args) {
     req.dtypes = args.dtypes;
     req.class_override = args.class_name;
     if (checkpoint) {
-      req.checkpoint = checkpoint->tensors();
+      req.checkpoint = checkpoint->tensors;
       req.source = EstimateRequest::Source::kCheckpoint;
       for (const auto& w : checkpoint->warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
     }
@@ -179,6 +173,7 @@ int run_estimate(const EstimateArgs& args) {
     }
     if (args.json) {
       auto j = report_to_json(*report);
+      if (checkpoint && report->source == "checkpoint") j["checkpoint_format"] = format_name(checkpoint->format);
       if (run) {
         const auto extra = run_report_to_json(*run);
         for (const auto& [key, value] : extra.items()) j[key] = value;
@@ -186,7 +181,7 @@ int run_estimate(const EstimateArgs& args) {
       fmt::print("{}\n", j.dump(2));
     } else {
       fmt::print("{}\n", render_table(*report));
-      if (req.mode == Mode::kMemfit) print_memfit_details(*report);
+      if (req.mode == Mode::kMemfit) print_memfit_details(*report, checkpoint ? &*checkpoint : nullptr);
       if (run) fmt::print("{}", render_run_report(*run));
     }
     return kExitOk;

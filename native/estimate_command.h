@@ -15,7 +15,7 @@ struct EstimateArgs {
   std::string compat;       // "" or "accelerate"
   std::string class_name;   // --class
   std::string source = "auto";  // auto | config | checkpoint
-  bool exact = false;            // read safetensors headers from the Hub (HTTP Range)
+  bool exact = false;            // read the checkpoint's metadata from the Hub (HTTP Range)
   bool json = false;
 
   // Will it run? Any of these adds the inference (and training, fit) sections; unset: 0 / "".

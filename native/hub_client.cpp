@@ -42,8 +42,23 @@ std::string origin_of(const std::string& url) {
   return lower(url.substr(0, end));
 }
 
+// The cap applies to a success body only: redirects and errors carry small texts of their own.
+struct BodySink {
+  CURL* curl;
+  std::string* body;
+  std::uint64_t max;  // 0: no cap
+  bool cut = false;
+};
+
 std::size_t write_body(char* data, std::size_t size, std::size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
+  auto* sink = static_cast<BodySink*>(user);
+  long status = 0;
+  curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
+  if (sink->max && status >= 200 && status < 300 && sink->body->size() + size * n > sink->max) {
+    sink->cut = true;  // returning less than given makes libcurl abort the transfer
+    return 0;
+  }
+  sink->body->append(data, size * n);
   return size * n;
 }
 
@@ -60,6 +75,18 @@ std::size_t write_header(char* data, std::size_t size, std::size_t n, void* user
 void global_init() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// "bytes 0-99/12345" → 0 (nullopt when there is no first byte position).
+std::optional<std::uint64_t> parse_first(const std::string& content_range) {
+  const auto space = content_range.find(' ');
+  const auto dash = content_range.find('-');
+  if (space == std::string::npos || dash == std::string::npos || dash <= space + 1) return std::nullopt;
+  try {
+    return std::stoull(content_range.substr(space + 1, dash - space - 1));
+  } catch (...) {
+    return std::nullopt;
+  }
 }
 
 // "bytes 0-99/12345" or "bytes */12345" → 12345.
@@ -131,7 +158,8 @@ HubClient::HubClient(HubOptions options) : options_(std::move(options)) {
   hub_host_ = origin_of(options_.endpoint);
 }
 
-HttpResponse HubClient::get(const std::string& start_url, const std::string& range) {
+HttpResponse HubClient::get(const std::string& start_url, const std::string& range,
+                            std::uint64_t max_body) {
   HttpResponse r;
   std::string url = start_url;
   for (int hop = 0; hop < 10; ++hop) {
@@ -139,6 +167,7 @@ HttpResponse HubClient::get(const std::string& start_url, const std::string& ran
     if (!curl) throw HubError{HubErrorKind::kNetwork, "could not initialise libcurl"};
     r.body.clear();
     r.headers.clear();
+    BodySink sink{curl, &r.body, max_body};
     struct curl_slist* headers = nullptr;
     headers = curl_slist_append(headers, "User-Agent: memfit/0.1");
     // The token goes to the Hub's own origin only — never to a redirect target elsewhere.
@@ -148,7 +177,7 @@ HttpResponse HubClient::get(const std::string& start_url, const std::string& ran
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &write_header);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r.headers);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, options_.timeout_s);
@@ -160,6 +189,12 @@ HttpResponse HubClient::get(const std::string& start_url, const std::string& ran
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
+    if (sink.cut)
+      throw HubError{HubErrorKind::kHttp,
+                     fmt::format("{} sent more than the {} bytes asked (HTTP {}{}); memfit reads "
+                                 "checkpoints by range and never downloads them whole",
+                                 origin_of(url), max_body, r.status,
+                                 r.status == 200 ? ": the server ignored the Range request" : "")};
     if (rc != CURLE_OK)
       throw HubError{HubErrorKind::kNetwork,
                      fmt::format("cannot reach {}: {}", origin_of(url), curl_easy_strerror(rc))};
@@ -258,7 +293,7 @@ HubClient::Range HubClient::fetch_range(const std::string& repo, const std::stri
                                         std::uint64_t first, std::uint64_t last) {
   const std::string url =
       fmt::format("{}/{}/resolve/{}/{}", options_.endpoint, repo, options_.revision, file);
-  HttpResponse r = get(url, fmt::format("{}-{}", first, last));
+  HttpResponse r = get(url, fmt::format("{}-{}", first, last), last - first + 1);
   Range out;
   if (r.status == 416) {  // asked past the end: the file is shorter than `first`
     out.total = parse_total(r.headers["content-range"]);
@@ -276,6 +311,30 @@ HubClient::Range HubClient::fetch_range(const std::string& repo, const std::stri
     throw HubError{HubErrorKind::kHttp,
                    fmt::format("reading {}: asked for {} bytes, the server sent {}", file,
                                last - first + 1, out.body.size())};
+  return out;
+}
+
+HubClient::Range HubClient::fetch_tail(const std::string& repo, const std::string& file,
+                                       std::uint64_t n) {
+  const std::string url =
+      fmt::format("{}/{}/resolve/{}/{}", options_.endpoint, repo, options_.revision, file);
+  HttpResponse r = get(url, fmt::format("-{}", n), n);
+  if (r.status != 206 && r.status != 200) raise_for(r, "reading " + file, repo);
+  Range out;
+  if (r.status == 200) {  // the server ignored Range, and the whole file fit in `n` bytes
+    out.total = r.body.size();
+    out.body = std::move(r.body);
+    return out;
+  }
+  const std::string& content_range = r.headers["content-range"];
+  out.total = parse_total(content_range);
+  const std::optional<std::uint64_t> first = parse_first(content_range);
+  // The body must be the file's last bytes: it starts at total − size, as Content-Range says.
+  if (!out.total || !first || r.body.size() > *out.total || *first != *out.total - r.body.size())
+    throw HubError{HubErrorKind::kHttp,
+                   fmt::format("reading the last {} bytes of {}: the server answered {} bytes with "
+                               "Content-Range '{}'", n, file, r.body.size(), content_range)};
+  out.body = std::move(r.body);
   return out;
 }
 

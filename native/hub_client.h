@@ -51,13 +51,20 @@ class HubClient {
     std::string body;
     std::optional<std::uint64_t> total;
   };
+  // A server that ignores Range (200 with the whole file) is accepted only while the file is no
+  // longer than the range asked: a longer body is cut off and refused, never downloaded whole.
   Range fetch_range(const std::string& repo, const std::string& file, std::uint64_t first,
                     std::uint64_t last);
+  // The last `n` bytes of a repo file (a suffix range, bytes=-n) and the file size, in one
+  // request; throws HubError. A file shorter than `n` comes back whole.
+  Range fetch_tail(const std::string& repo, const std::string& file, std::uint64_t n);
 
   const HubOptions& options() const { return options_; }
 
  private:
-  HttpResponse get(const std::string& url, const std::string& range = {});
+  // `max_body` > 0: a response body longer than that is cut off (HubError, kHttp).
+  HttpResponse get(const std::string& url, const std::string& range = {},
+                   std::uint64_t max_body = 0);
   std::string cached_get(const std::string& url, const std::string& what,
                          const std::string& repo);
   [[noreturn]] void raise_for(const HttpResponse& r, const std::string& what,

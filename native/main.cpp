@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   estimate->add_option("--source", est.source,
                        "auto (safetensors headers when a folder has them), config, checkpoint");
   estimate->add_flag("--exact", est.exact,
-                     "for a Hub id: read the safetensors headers (HTTP Range) for exact sizes");
+                     "for a Hub id: exact sizes from the checkpoint by HTTP Range (safetensors headers, else a .bin's zip directory and pickle)");
   estimate->add_flag("--json", est.json, "print the report as JSON");
   // Will it run? (inference, training, GPU fit: README "Will it run?", docs/memory-model.md)
   estimate->add_option("--context", est.context, "tokens per sequence (default: min(4096, model max))");

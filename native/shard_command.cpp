@@ -168,8 +168,7 @@ std::vector<Dropped> drop_aliases(std::vector<SourceTensor>& tensors) {
   std::vector<SourceTensor> kept;
   for (auto& t : tensors) {
     if (!t.storage.empty()) {
-      const std::string key = fmt::format("{}@{}:{}:{}:{}", t.storage, t.storage_offset, fmt::join(t.shape, ","),
-                                          fmt::join(t.stride, ","), static_cast<int>(t.dtype));
+      const std::string key = tensor_view_key(t.storage, t.storage_offset, t.shape, t.stride, t.dtype);
       const auto [it, fresh] = first.emplace(key, t.name);
       if (!fresh) {
         dropped.push_back({t.name, it->second});

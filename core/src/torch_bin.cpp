@@ -1,5 +1,6 @@
 #include "memfit/torch_bin.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -38,8 +39,10 @@ std::string find_stem(const zip::Archive& a) {
   return stem;
 }
 
-zip::Archive open_archive(const zip::ByteSource& src) {
-  Result<zip::Archive> a = zip::read_archive(src);
+// `read_dir` is zip::read_archive (every entry located) or zip::read_directory (none).
+zip::Archive open_archive(const zip::ByteSource& src,
+                          Result<zip::Archive> (*read_dir)(const zip::ByteSource&)) {
+  Result<zip::Archive> a = read_dir(src);
   if (a) return std::move(a).value();
   const ErrorCode c = a.error().code();
   if (c != ErrorCode::kZipNoEndOfCentralDirectory && c != ErrorCode::kZipTooSmall) throw a.error();
@@ -83,90 +86,148 @@ bool is_contiguous(const Shape& shape, const std::vector<std::int64_t>& stride) 
   return true;
 }
 
+namespace {
+
+// data.pkl (and byteorder, when present) of an archive whose entries they name are located.
+torch_pickle::StateDict read_state_dict(const zip::ByteSource& source, const zip::Archive& archive,
+                                        const std::string& stem) {
+  const std::string pkl_name = stem + "/data.pkl";
+  const zip::Entry* pkl = archive.find(pkl_name);  // find_stem found it
+  const std::string pickle = value_or_throw(zip::read_entry(source, archive, *pkl, kMaxPickleSize));
+  if (const zip::Entry* bo = archive.find(stem + "/byteorder")) {
+    const std::string order = value_or_throw(zip::read_entry(source, archive, *bo, 64));
+    if (order != "little")
+      fail(ErrorCode::kInvalidValue,
+           fmt::format("{}: byteorder '{}': only little-endian checkpoints are supported",
+                       source.name, order));
+  }
+  return value_or_throw(torch_pickle::load_state_dict(pickle, source.name + "/" + pkl_name));
+}
+
+struct Placed {
+  std::uint64_t offset, nbytes;  // offset 0: the entry was not located
+};
+
+// Each storage → its entry, checked once: present, STORED, exactly numel × element size bytes.
+std::unordered_map<std::string, Placed> place_storages(const zip::ByteSource& source,
+                                                      const zip::Archive& archive,
+                                                      const std::string& stem,
+                                                      const torch_pickle::StateDict& sd) {
+  std::unordered_map<std::string, Placed> placed;
+  for (const auto& st : sd.storages) {
+    const std::string entry_name = stem + "/data/" + st.key;
+    const zip::Entry* e = archive.find(entry_name);
+    if (!e)
+      fail(ErrorCode::kTorchBinMissingStorage,
+           fmt::format("{}: storage '{}' ({} × {}) has no entry '{}' in the archive",
+                       source.name, st.key, st.numel, torch_name(st.dtype), entry_name));
+    value_or_throw(zip::check_stored(archive, *e));
+    const std::uint64_t elem = static_cast<std::uint64_t>(dtype_bits(st.dtype) / 8);
+    std::uint64_t want = 0;
+    if (__builtin_mul_overflow(st.numel, elem, &want) || e->uncompressed_size != want)
+      fail(ErrorCode::kTorchBinStorageSizeMismatch,
+           fmt::format("{}: storage '{}' declares {} × {} = {} bytes; its entry '{}' holds {}",
+                       source.name, st.key, st.numel, torch_name(st.dtype),
+                       want == 0 && st.numel != 0 ? std::string("overflowing") : std::to_string(want),
+                       entry_name, e->uncompressed_size));
+    placed.emplace(st.key, Placed{e->data_offset, e->uncompressed_size});
+  }
+  return placed;
+}
+
+// The state dict's tensors resolved against the storage entries of the archive. `located`: the
+// storage entries' local headers were read, so absolute offsets are known (else they stay 0).
+Checkpoint resolve(const zip::ByteSource& source, const zip::Archive& archive, std::string stem,
+                   const torch_pickle::StateDict& sd, bool located) {
+  Checkpoint ck;
+  ck.stem = std::move(stem);
+  ck.located = located;
+  ck.ordered_dict = sd.ordered_dict;
+  ck.storages = sd.storages.size();
+  const std::unordered_map<std::string, Placed> placed = place_storages(source, archive, ck.stem, sd);
+  for (const auto& r : sd.tensors) {
+    Tensor t;
+    t.name = r.name;
+    t.dtype = r.dtype;
+    t.shape = r.shape;
+    t.stride = r.stride;
+    t.storage_key = r.storage_key;
+    t.storage_offset = r.storage_offset;
+    const Placed& p = placed.at(r.storage_key);
+    t.storage_file_offset = located ? p.offset : 0;
+    t.storage_nbytes = p.nbytes;
+    const std::uint64_t elem = static_cast<std::uint64_t>(dtype_bits(r.dtype) / 8);
+    const std::optional<std::uint64_t> span = span_elements(r.shape, r.stride);
+    std::uint64_t numel = 1;
+    for (auto d : r.shape)
+      if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(d), &numel))
+        fail(ErrorCode::kTorchBinTensorOutOfStorage,
+             fmt::format("{}: tensor '{}': its shape overflows 64 bits", source.name, r.name));
+    const std::string shape_text = fmt::format("[{}]", fmt::join(r.shape, ", "));
+    const std::string stride_text = fmt::format("[{}]", fmt::join(r.stride, ", "));
+    // The view [offset, offset + span) must lie inside the storage's numel elements.
+    if (!span || r.storage_offset > r.storage_numel || *span > r.storage_numel - r.storage_offset)
+      fail(ErrorCode::kTorchBinTensorOutOfStorage,
+           fmt::format("{}: tensor '{}' (shape {}, stride {}, offset {}) needs {} elements of "
+                       "storage '{}', which has {}", source.name, r.name, shape_text, stride_text,
+                       r.storage_offset,
+                       span ? fmt::format("{}", r.storage_offset + *span) : std::string("more than 2^64"),
+                       r.storage_key, r.storage_numel));
+    t.numel = numel;
+    // numel can exceed the span (stride 0 repeats elements), so this product is checked too.
+    if (__builtin_mul_overflow(numel, elem, &t.nbytes))
+      fail(ErrorCode::kTorchBinTensorOutOfStorage,
+           fmt::format("{}: tensor '{}': {} elements of {} bytes overflow 64 bits", source.name,
+                       r.name, numel, elem));
+    t.span_bytes = *span * elem;
+    t.data_offset = located ? p.offset + r.storage_offset * elem : 0;
+    t.contiguous = is_contiguous(r.shape, r.stride);
+    ck.tensors.push_back(std::move(t));
+  }
+  return ck;
+}
+
+// Locates a metadata entry, and checks that its data ends before the next entry begins (the
+// check read_archive makes for every entry, made here for the entries that are read).
+void locate_metadata_entry(const zip::ByteSource& source, zip::Archive& archive, zip::Entry& en) {
+  value_or_throw(zip::locate(source, archive, en));
+  const std::uint64_t end = zip::entry_extent(archive, en).second;
+  if (en.data_offset > end || en.compressed_size > end - en.data_offset)
+    fail(ErrorCode::kZipEntryOverlap,
+         fmt::format("{}: entry '{}': its {} bytes of data at offset {} run into the next entry at {}",
+                     source.name, en.name, en.compressed_size, en.data_offset, end));
+}
+
+}  // namespace
+
 Result<Checkpoint> read(const zip::ByteSource& source) {
   return capture([&] {
-    const zip::Archive archive = open_archive(source);
-    Checkpoint ck;
-    ck.stem = find_stem(archive);
-    const std::string pkl_name = ck.stem + "/data.pkl";
-    const zip::Entry* pkl = archive.find(pkl_name);
-    const std::string pickle = value_or_throw(zip::read_entry(source, archive, *pkl, kMaxPickleSize));
-    if (const zip::Entry* bo = archive.find(ck.stem + "/byteorder")) {
-      const std::string order = value_or_throw(zip::read_entry(source, archive, *bo, 64));
-      if (order != "little")
-        fail(ErrorCode::kInvalidValue,
-             fmt::format("{}: byteorder '{}': only little-endian checkpoints are supported",
-                         source.name, order));
-    }
-    const torch_pickle::StateDict sd =
-        value_or_throw(torch_pickle::load_state_dict(pickle, source.name + "/" + pkl_name));
-    ck.ordered_dict = sd.ordered_dict;
-    ck.storages = sd.storages.size();
+    const zip::Archive archive = open_archive(source, zip::read_archive);
+    std::string stem = find_stem(archive);
+    const torch_pickle::StateDict sd = read_state_dict(source, archive, stem);
+    return resolve(source, archive, std::move(stem), sd, true);
+  });
+}
 
-    // Each storage → its entry, checked once.
-    struct Placed {
-      std::uint64_t offset, nbytes;
-    };
-    std::unordered_map<std::string, Placed> placed;
-    for (const auto& st : sd.storages) {
-      const std::string entry_name = ck.stem + "/data/" + st.key;
-      const zip::Entry* e = archive.find(entry_name);
-      if (!e)
-        fail(ErrorCode::kTorchBinMissingStorage,
-             fmt::format("{}: storage '{}' ({} × {}) has no entry '{}' in the archive",
-                         source.name, st.key, st.numel, torch_name(st.dtype), entry_name));
-      value_or_throw(zip::check_stored(archive, *e));
-      const std::uint64_t elem = static_cast<std::uint64_t>(dtype_bits(st.dtype) / 8);
-      std::uint64_t want = 0;
-      if (__builtin_mul_overflow(st.numel, elem, &want) || e->uncompressed_size != want)
-        fail(ErrorCode::kTorchBinStorageSizeMismatch,
-             fmt::format("{}: storage '{}' declares {} × {} = {} bytes; its entry '{}' holds {}",
-                         source.name, st.key, st.numel, torch_name(st.dtype),
-                         want == 0 && st.numel != 0 ? std::string("overflowing") : std::to_string(want),
-                         entry_name, e->uncompressed_size));
-      placed.emplace(st.key, Placed{e->data_offset, e->uncompressed_size});
-    }
+Result<std::vector<std::string>> metadata_entries(const zip::Archive& archive) {
+  return capture([&] {
+    const std::string stem = find_stem(archive);
+    std::vector<std::string> names{stem + "/data.pkl"};
+    if (archive.find(stem + "/byteorder")) names.push_back(stem + "/byteorder");
+    return names;
+  });
+}
 
-    for (const auto& r : sd.tensors) {
-      Tensor t;
-      t.name = r.name;
-      t.dtype = r.dtype;
-      t.shape = r.shape;
-      t.stride = r.stride;
-      t.storage_key = r.storage_key;
-      t.storage_offset = r.storage_offset;
-      const Placed& p = placed.at(r.storage_key);
-      t.storage_file_offset = p.offset;
-      t.storage_nbytes = p.nbytes;
-      const std::uint64_t elem = static_cast<std::uint64_t>(dtype_bits(r.dtype) / 8);
-      const std::optional<std::uint64_t> span = span_elements(r.shape, r.stride);
-      std::uint64_t numel = 1;
-      for (auto d : r.shape)
-        if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(d), &numel))
-          fail(ErrorCode::kTorchBinTensorOutOfStorage,
-               fmt::format("{}: tensor '{}': its shape overflows 64 bits", source.name, r.name));
-      const std::string shape_text = fmt::format("[{}]", fmt::join(r.shape, ", "));
-      const std::string stride_text = fmt::format("[{}]", fmt::join(r.stride, ", "));
-      // The view [offset, offset + span) must lie inside the storage's numel elements.
-      if (!span || r.storage_offset > r.storage_numel || *span > r.storage_numel - r.storage_offset)
-        fail(ErrorCode::kTorchBinTensorOutOfStorage,
-             fmt::format("{}: tensor '{}' (shape {}, stride {}, offset {}) needs {} elements of "
-                         "storage '{}', which has {}", source.name, r.name, shape_text, stride_text,
-                         r.storage_offset,
-                         span ? fmt::format("{}", r.storage_offset + *span) : std::string("more than 2^64"),
-                         r.storage_key, r.storage_numel));
-      t.numel = numel;
-      // numel can exceed the span (stride 0 repeats elements), so this product is checked too.
-      if (__builtin_mul_overflow(numel, elem, &t.nbytes))
-        fail(ErrorCode::kTorchBinTensorOutOfStorage,
-             fmt::format("{}: tensor '{}': {} elements of {} bytes overflow 64 bits", source.name,
-                         r.name, numel, elem));
-      t.span_bytes = *span * elem;
-      t.data_offset = p.offset + r.storage_offset * elem;
-      t.contiguous = is_contiguous(r.shape, r.stride);
-      ck.tensors.push_back(std::move(t));
-    }
-    return ck;
+Result<Checkpoint> read_metadata(const zip::ByteSource& source) {
+  return capture([&] {
+    zip::Archive archive = open_archive(source, zip::read_directory);
+    std::string stem = find_stem(archive);
+    const std::vector<std::string> names = value_or_throw(metadata_entries(archive));
+    for (auto& en : archive.entries)
+      if (std::find(names.begin(), names.end(), en.name) != names.end())
+        locate_metadata_entry(source, archive, en);
+    const torch_pickle::StateDict sd = read_state_dict(source, archive, stem);
+    return resolve(source, archive, std::move(stem), sd, false);
   });
 }
 

@@ -60,12 +60,37 @@ struct Eocd {
   bool zip64 = false;
 };
 
+// The EOCD record found at `i` in `tail` (which starts at `tail_start` in the archive).
+Eocd parse_eocd(const ByteSource& src, const std::string& tail, std::uint64_t i,
+                std::uint64_t tail_start) {
+  Eocd e;
+  e.offset = tail_start + i;
+  const std::uint16_t disk = u16(tail, i + 4), cd_disk = u16(tail, i + 6);
+  const std::uint16_t disk_entries = u16(tail, i + 8), entries = u16(tail, i + 10);
+  if ((disk != 0 && disk != 0xFFFF) || (cd_disk != 0 && cd_disk != 0xFFFF) ||
+      disk_entries != entries)
+    fail(ErrorCode::kZipMultiDisk,
+         fmt::format("{}: a split (multi-disk) archive (disk {}, directory on disk {}, {} of {} "
+                     "entries on this disk); only single-file archives are supported",
+                     src.name, disk, cd_disk, disk_entries, entries));
+  e.entries = entries;
+  e.cd_size = u32(tail, i + 12);
+  e.cd_offset = u32(tail, i + 16);
+  e.data_end = e.offset;
+  return e;
+}
+
 // The EOCD is the last record, followed only by a comment of at most 64 KiB: search backwards.
+// torch.save writes no comment, so the last 22 bytes are tried first (the same record the
+// backward search would find first): a reader that pays per byte (HTTP Range) reads only those.
 Eocd find_eocd(const ByteSource& src) {
   if (src.size < kEocdSize)
     fail(ErrorCode::kZipTooSmall, fmt::format("{}: {} bytes is too small for a zip archive (an "
                                               "End Of Central Directory record alone is {})",
                                               src.name, src.size, kEocdSize));
+  const std::string last = read_exact(src, src.size - kEocdSize, kEocdSize, "the archive tail");
+  if (u32(last, 0) == kEocdSignature && u16(last, 20) == 0)
+    return parse_eocd(src, last, 0, src.size - kEocdSize);
   const std::uint64_t tail_len = std::min<std::uint64_t>(src.size, kEocdSize + kMaxCommentSize);
   const std::uint64_t tail_start = src.size - tail_len;
   const std::string tail = read_exact(src, tail_start, tail_len, "the archive tail");
@@ -73,21 +98,7 @@ Eocd find_eocd(const ByteSource& src) {
     if (u32(tail, i) != kEocdSignature) continue;
     const std::uint16_t comment_len = u16(tail, i + 20);
     if (i + kEocdSize + comment_len != tail_len) continue;  // a signature inside the comment
-    Eocd e;
-    e.offset = tail_start + i;
-    const std::uint16_t disk = u16(tail, i + 4), cd_disk = u16(tail, i + 6);
-    const std::uint16_t disk_entries = u16(tail, i + 8), entries = u16(tail, i + 10);
-    if ((disk != 0 && disk != 0xFFFF) || (cd_disk != 0 && cd_disk != 0xFFFF) ||
-        disk_entries != entries)
-      fail(ErrorCode::kZipMultiDisk,
-           fmt::format("{}: a split (multi-disk) archive (disk {}, directory on disk {}, {} of {} "
-                       "entries on this disk); only single-file archives are supported",
-                       src.name, disk, cd_disk, disk_entries, entries));
-    e.entries = entries;
-    e.cd_size = u32(tail, i + 12);
-    e.cd_offset = u32(tail, i + 16);
-    e.data_end = e.offset;
-    return e;
+    return parse_eocd(src, tail, i, tail_start);
   }
   fail(ErrorCode::kZipNoEndOfCentralDirectory,
        fmt::format("{}: not a zip archive: no End Of Central Directory record in the last {} bytes",
@@ -296,6 +307,54 @@ void check_no_overlap(const std::string& archive, const std::vector<Entry>& entr
   }
 }
 
+// The tail, the ZIP64 records and the central directory; entries are not located yet.
+Archive parse_directory(const ByteSource& source) {
+  Eocd e = find_eocd(source);
+  read_zip64(source, e);
+  Archive a;
+  a.name = source.name;
+  a.size = source.size;
+  a.central_directory_offset = e.cd_offset;
+  a.zip64 = e.zip64;
+  a.entries = parse_central_directory(source, e);
+  std::unordered_set<std::string_view> names;
+  for (const auto& en : a.entries)
+    if (!names.insert(en.name).second)
+      fail(ErrorCode::kZipDuplicateEntry,
+           fmt::format("{}: the entry '{}' appears twice in the central directory", source.name, en.name));
+  return a;
+}
+
+// Without the local headers, each entry still needs at least 30 + name + data bytes from its
+// local header on: those spans must not overlap and must end by the central directory, so the
+// sizes the directory declares cannot add up to more than the archive holds.
+void check_directory_bounds(const Archive& a) {
+  std::vector<const Entry*> sorted;
+  sorted.reserve(a.entries.size());
+  for (const auto& en : a.entries) sorted.push_back(&en);
+  std::sort(sorted.begin(), sorted.end(), [](const Entry* x, const Entry* y) {
+    return x->local_header_offset < y->local_header_offset;
+  });
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    const Entry& en = *sorted[i];
+    std::uint64_t min_end = 0;
+    const bool overflow =
+        __builtin_add_overflow(en.local_header_offset, kLocalFixedSize + en.name.size(), &min_end) ||
+        __builtin_add_overflow(min_end, en.compressed_size, &min_end);
+    if (overflow || min_end > a.central_directory_offset)
+      fail(ErrorCode::kZipEntryOutOfBounds,
+           fmt::format("{}: entry '{}': its local header at offset {} and {} bytes of data run past "
+                       "the central directory at {}", a.name, en.name, en.local_header_offset,
+                       en.compressed_size, a.central_directory_offset));
+    if (i + 1 < sorted.size() && min_end > sorted[i + 1]->local_header_offset)
+      fail(ErrorCode::kZipEntryOverlap,
+           fmt::format("{}: entry '{}' (local header at {}) overlaps entry '{}' (at least {} + {} "
+                       "bytes from offset {})", a.name, sorted[i + 1]->name,
+                       sorted[i + 1]->local_header_offset, en.name, kLocalFixedSize + en.name.size(),
+                       en.compressed_size, en.local_header_offset));
+  }
+}
+
 }  // namespace
 
 ByteSource memory_source(std::string_view bytes, std::string name) {
@@ -318,23 +377,34 @@ const Entry* Archive::find(std::string_view entry_name) const {
 
 Result<Archive> read_archive(const ByteSource& source) {
   return capture([&] {
-    Eocd e = find_eocd(source);
-    read_zip64(source, e);
-    Archive a;
-    a.name = source.name;
-    a.size = source.size;
-    a.central_directory_offset = e.cd_offset;
-    a.zip64 = e.zip64;
-    a.entries = parse_central_directory(source, e);
-    std::unordered_set<std::string_view> names;
-    for (const auto& en : a.entries)
-      if (!names.insert(en.name).second)
-        fail(ErrorCode::kZipDuplicateEntry,
-             fmt::format("{}: the entry '{}' appears twice in the central directory", source.name, en.name));
-    for (auto& en : a.entries) read_local_header(source, en, e.cd_offset);
+    Archive a = parse_directory(source);
+    for (auto& en : a.entries) read_local_header(source, en, a.central_directory_offset);
     check_no_overlap(source.name, a.entries);
     return a;
   });
+}
+
+Result<Archive> read_directory(const ByteSource& source) {
+  return capture([&] {
+    Archive a = parse_directory(source);
+    check_directory_bounds(a);
+    return a;
+  });
+}
+
+Result<bool> locate(const ByteSource& source, const Archive& archive, Entry& entry) {
+  return capture([&] {
+    read_local_header(source, entry, archive.central_directory_offset);
+    return true;
+  });
+}
+
+std::pair<std::uint64_t, std::uint64_t> entry_extent(const Archive& archive, const Entry& entry) {
+  std::uint64_t end = archive.central_directory_offset;
+  for (const auto& other : archive.entries)
+    if (other.local_header_offset > entry.local_header_offset && other.local_header_offset < end)
+      end = other.local_header_offset;
+  return {entry.local_header_offset, std::max(end, entry.local_header_offset)};
 }
 
 Result<bool> check_stored(const Archive& archive, const Entry& entry) {
@@ -361,6 +431,10 @@ Result<std::string> read_entry(const ByteSource& source, const Archive& archive,
     return Error(ErrorCode::kZipEntryTooLarge,
                  fmt::format("{}: entry '{}' is {} bytes; at most {} are read whole", archive.name,
                              entry.name, entry.uncompressed_size, max_size));
+  if (entry.data_offset == 0)  // a located entry's data starts after its 30-byte local header
+    return Error(ErrorCode::kZipReadFailed,
+                 fmt::format("{}: entry '{}' was not located (its local header was not read)",
+                             archive.name, entry.name));
   return capture([&] {
     std::string data = read_exact(source, entry.data_offset, entry.uncompressed_size, "entry data");
     const std::uint32_t crc = crc32(data);

@@ -178,3 +178,106 @@ TEST_CASE("torch_bin: hostile checkpoints") {
     check_error(bin.substr(0, bin.size() / 2), ErrorCode::kTorchBinNotZip, "not a zip archive");
   }
 }
+
+namespace {
+
+// Records every byte range read: read_metadata must never touch a storage's entry.
+struct Recorded {
+  std::string bytes;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;
+  memfit::zip::ByteSource source() {
+    auto s = memfit::zip::memory_source(bytes, "m.bin");
+    auto inner = s.read;
+    s.read = [this, inner](std::uint64_t offset, std::uint64_t length) {
+      reads.emplace_back(offset, offset + length);
+      return inner(offset, length);
+    };
+    return s;
+  }
+};
+
+// Every read of `rec` avoids [lho, data end) of every storage entry of a fully read archive.
+void check_no_storage_read(const Recorded& rec, const tb::Checkpoint& full) {
+  const auto archive = memfit::zip::read_archive(memfit::zip::memory_source(rec.bytes, "m.bin"));
+  REQUIRE(archive.ok());
+  for (const auto& e : archive->entries) {
+    if (e.name.find("/data/") == std::string::npos) continue;
+    for (const auto& [first, end] : rec.reads)
+      CHECK_MESSAGE((end <= e.local_header_offset || first >= e.data_offset + e.compressed_size),
+                    e.name << " read at [" << first << ", " << end << ")");
+  }
+  CHECK(full.storages > 0);
+}
+
+void check_same_tensors(const tb::Checkpoint& md, const tb::Checkpoint& full) {
+  CHECK_FALSE(md.located);
+  CHECK(md.stem == full.stem);
+  CHECK(md.storages == full.storages);
+  REQUIRE(md.tensors.size() == full.tensors.size());
+  for (std::size_t i = 0; i < md.tensors.size(); ++i) {
+    const auto& a = md.tensors[i];
+    const auto& b = full.tensors[i];
+    CHECK(a.name == b.name);
+    CHECK(a.dtype == b.dtype);
+    CHECK(a.shape == b.shape);
+    CHECK(a.stride == b.stride);
+    CHECK(a.nbytes == b.nbytes);
+    CHECK(a.storage_key == b.storage_key);
+    CHECK(a.data_offset == 0);
+    CHECK(a.storage_file_offset == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("torch_bin: read_metadata — the same tensors as read, without reading a storage") {
+  const std::string pickle = state_dict_pickle({tensor("m", "0", 12, {3, 4}, {4, 1}),
+                                                tensor("m_t", "0", 12, {4, 3}, {1, 4}),
+                                                tensor("s", "1", 1, {}, {})});
+  for (bool zip64 : {false, true}) {
+    Recorded rec{torch_bin("m", pickle, {{"0", f32_bytes(12)}, {"1", f32_bytes(1, 7)}}, zip64), {}};
+    const auto full = read_bytes(rec.bytes);
+    REQUIRE(full.ok());
+    const auto md = tb::read_metadata(rec.source());
+    REQUIRE_MESSAGE(md.ok(), md.error().message());
+    check_same_tensors(*md, *full);
+    check_no_storage_read(rec, *full);
+  }
+  const auto ref = memfit::test::reference_dir();
+  if (!ref) return memfit::test::skip_loudly("torch_bin: read_metadata on the golden .bin");
+  for (const char* f : {"bin/pytorch_model.bin", "bin-sharded/pytorch_model-00002-of-00003.bin"}) {
+    Recorded rec{memfit::test::read_text(*ref + "/golden/tiny-gpt2/" + f), {}};
+    const auto full = read_bytes(rec.bytes);
+    REQUIRE(full.ok());
+    const auto md = tb::read_metadata(rec.source());
+    REQUIRE_MESSAGE(md.ok(), md.error().message());
+    check_same_tensors(*md, *full);
+    check_no_storage_read(rec, *full);
+  }
+}
+
+TEST_CASE("torch_bin: read_metadata refuses what read refuses, by the same error") {
+  SUBCASE("a forbidden global") {
+    static const char evil[] = "\x80\x02" "cos\nsystem\nX\x02\x00\x00\x00idR.";
+    const auto r = tb::read_metadata(memfit::zip::memory_source(
+        torch_bin("m", std::string(evil, sizeof evil - 1), {}), "m.bin"));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code() == ErrorCode::kPickleForbiddenGlobal);
+    CHECK(r.error().message().find("m.bin/m/data.pkl: at byte 2") != std::string::npos);
+  }
+  SUBCASE("a storage entry shorter than declared") {
+    const std::string bin = torch_bin("m", state_dict_pickle({tensor("w", "0", 4, {2, 2}, {2, 1})}),
+                                      {{"0", f32_bytes(3)}});
+    const auto r = tb::read_metadata(memfit::zip::memory_source(bin, "m.bin"));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code() == ErrorCode::kTorchBinStorageSizeMismatch);
+  }
+  SUBCASE("metadata_entries names data.pkl (and byteorder when present)") {
+    const auto z = memfit::test::build_zip({{"x/data.pkl", "p", 0}, {"x/byteorder", "little", 0}});
+    const auto a = memfit::zip::read_directory(memfit::zip::memory_source(z.bytes, "m.bin"));
+    REQUIRE(a.ok());
+    const auto names = tb::metadata_entries(*a);
+    REQUIRE(names.ok());
+    CHECK(*names == std::vector<std::string>{"x/data.pkl", "x/byteorder"});
+  }
+}

@@ -181,3 +181,83 @@ TEST_CASE("zip: overlapping entries are refused") {
   const auto r = parse(b);
   check_error(r, ErrorCode::kZipEntryOverlap, "overlaps entry 'a/x'");
 }
+
+namespace {
+
+// A memory source that records every [offset, offset + length) read through it.
+struct RecordingSource {
+  std::string bytes;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;
+  zip::ByteSource source() {
+    zip::ByteSource s = zip::memory_source(bytes, "t.zip");
+    auto inner = s.read;
+    s.read = [this, inner](std::uint64_t offset, std::uint64_t length) {
+      reads.emplace_back(offset, offset + length);
+      return inner(offset, length);
+    };
+    return s;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("zip: directory only — tail and directory read, entries located one by one") {
+  for (bool zip64 : {false, true}) {
+    const auto z = build_zip(two_entries(), zip64);
+    RecordingSource rec{z.bytes, {}};
+    const auto src = rec.source();
+    const auto read = zip::read_directory(src);
+    REQUIRE_MESSAGE(read.ok(), read.error().message());
+    zip::Archive dir = *read;
+    zip::Archive* d = &dir;
+    // Only bytes from the directory on were read: no local header, no entry data.
+    for (const auto& [first, end] : rec.reads) CHECK(first >= z.central_offset);
+    CHECK(rec.reads.front() == std::pair<std::uint64_t, std::uint64_t>{z.bytes.size() - 22, z.bytes.size()});
+    REQUIRE(d->entries.size() == 2);
+    CHECK(d->entries[1].data_offset == 0);
+    CHECK(d->entries[1].uncompressed_size == 100);
+    // Not located yet: reading it whole is refused, not misread.
+    const auto early = zip::read_entry(src, *d, d->entries[0], 100);
+    REQUIRE_FALSE(early.ok());
+    CHECK(early.error().message().find("'a/data.pkl' was not located") != std::string::npos);
+    // The extent of data.pkl ends where data/0's local header starts; of data/0, at the directory.
+    CHECK(zip::entry_extent(*d, d->entries[0]) == std::pair<std::uint64_t, std::uint64_t>{0, z.local_offsets[1]});
+    CHECK(zip::entry_extent(*d, d->entries[1]).second == z.central_offset);
+    REQUIRE(zip::locate(src, *d, d->entries[0]).ok());
+    const auto full = parse(z.bytes);
+    REQUIRE(full.ok());
+    CHECK(d->entries[0].data_offset == full->entries[0].data_offset);
+    const auto data = zip::read_entry(src, *d, d->entries[0], 100);
+    REQUIRE(data.ok());
+    CHECK(*data == "pickle-bytes");
+  }
+}
+
+TEST_CASE("zip: directory only — an archive comment, and declared sizes that cannot fit") {
+  const auto z = build_zip(two_entries());
+  SUBCASE("a comment after the end record is still found") {
+    std::string b = z.bytes;
+    set16(b, z.eocd_offset + 20, 5);
+    b += "hello";
+    CHECK(zip::read_directory(zip::memory_source(b, "t.zip")).ok());
+    CHECK(parse(b).ok());
+  }
+  SUBCASE("an entry whose data would run into the directory") {
+    std::string b = z.bytes;
+    const std::size_t second_cd = z.central_offset + 46 + 10;  // after "a/data.pkl"
+    set32(b, second_cd + 20, 100000);
+    set32(b, second_cd + 24, 100000);
+    check_error(zip::read_directory(zip::memory_source(b, "t.zip")), ErrorCode::kZipEntryOutOfBounds,
+                "t.zip: entry 'a/data/0': its local header at offset");
+  }
+  SUBCASE("an entry whose declared data overlaps the next entry") {
+    std::string b = z.bytes;
+    // data.pkl says 150 bytes: 30 + 10 + 150 from offset 0 reach past data/0's header, not the directory
+    REQUIRE(z.local_offsets[1] < 190);
+    REQUIRE(z.central_offset >= 190);
+    set32(b, z.central_offset + 20, 150);
+    set32(b, z.central_offset + 24, 150);
+    check_error(zip::read_directory(zip::memory_source(b, "t.zip")), ErrorCode::kZipEntryOverlap,
+                "entry 'a/data/0' (local header at");
+  }
+}

@@ -17,6 +17,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (t.data_offset > size || t.span_bytes > size - t.data_offset) __builtin_trap();
       if (t.contiguous && t.span_bytes != t.nbytes) __builtin_trap();
     }
+  // The metadata-only reader (the Hub's, by HTTP Range) accepts what the full reader accepts,
+  // with the same tensors (its checks are a subset of the full reader's).
+  const auto md = memfit::torch_bin::read_metadata(memfit::zip::memory_source(bytes, "fuzz.bin"));
+  if (ck.ok()) {
+    if (!md.ok() || md->tensors.size() != ck->tensors.size()) __builtin_trap();
+    for (std::size_t i = 0; i < md->tensors.size(); ++i)
+      if (md->tensors[i].name != ck->tensors[i].name || md->tensors[i].nbytes != ck->tensors[i].nbytes)
+        __builtin_trap();
+  }
   // …and as a bare pickle, so the unpickler is fuzzed without a valid zip around it.
   (void)memfit::torch_pickle::load_state_dict(bytes, "fuzz.pkl");
   return 0;

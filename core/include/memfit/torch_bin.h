@@ -43,11 +43,22 @@ struct Checkpoint {
   std::vector<Tensor> tensors;      // state-dict order
   std::size_t storages = 0;
   bool ordered_dict = false;
+  bool located = true;              // false from read_metadata: every file offset is 0 (unknown)
   std::vector<std::string> warnings;
 };
 
 // Reads the directory, data.pkl and the local headers of the storages through `source`.
 Result<Checkpoint> read(const zip::ByteSource& source);
+
+// Names, dtypes, shapes, strides and byte counts only, for a reader that pays per request (the
+// Hub by HTTP Range): reads the tail, the central directory and the local headers + data of the
+// metadata_entries() — never a storage's local header or bytes. Storages are checked against the
+// directory (present, STORED, numel × element size bytes, inside the archive without overlap);
+// storage_file_offset and data_offset stay 0 and `located` is false.
+Result<Checkpoint> read_metadata(const zip::ByteSource& source);
+// The entries read_metadata reads whole (`<stem>/data.pkl`, and `<stem>/byteorder` when
+// present), so a remote reader can fetch each one's zip::entry_extent() in one request first.
+Result<std::vector<std::string>> metadata_entries(const zip::Archive& archive);
 
 // Elements spanned by a strided view: 0 for an empty one, else 1 + Σ (size−1)·stride; nullopt on
 // overflow.

@@ -17,6 +17,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memfit/error.h"
@@ -62,8 +63,20 @@ inline constexpr std::uint64_t kMaxCentralDirectory = 256ull << 20;  // 256 MiB
 // Parses the tail, the central directory and every local header. Entry data is not read.
 Result<Archive> read_archive(const ByteSource& source);
 
-// The data of a STORED entry, whole: for small entries (data.pkl, version); refuses entries over
-// `max_size` (kZipEntryTooLarge) and checks the CRC-32.
+// For a reader that pays per request (HTTP Range) and needs only a few entries: the tail and the
+// central directory, nothing else. Entries are not located (data_offset 0) until locate() reads
+// their local header; instead, each entry's 30 + name + data bytes from its local header on are
+// checked to fit before the directory without overlapping another entry's.
+Result<Archive> read_directory(const ByteSource& source);
+// Reads one entry's local header, checked as read_archive checks it, and sets its data_offset.
+Result<bool> locate(const ByteSource& source, const Archive& archive, Entry& entry);
+// [first, end) from the entry's local header to the next entry's (or the central directory):
+// its local header, data and padding, and no byte of any other entry — what a remote reader can
+// fetch in one request before locate() and read_entry().
+std::pair<std::uint64_t, std::uint64_t> entry_extent(const Archive& archive, const Entry& entry);
+
+// The data of a located STORED entry, whole: for small entries (data.pkl, version); refuses
+// entries over `max_size` (kZipEntryTooLarge) and checks the CRC-32.
 Result<std::string> read_entry(const ByteSource& source, const Archive& archive,
                                const Entry& entry, std::uint64_t max_size);
 
