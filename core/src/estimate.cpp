@@ -108,7 +108,7 @@ Built build(const EstimateRequest& req) {
     throw Error(ErrorCode::kInvalidArgument, "--source checkpoint: no safetensors checkpoint found");
   if (use_checkpoint) return build_from_checkpoint(req);
   Built b = build_from_config(req);
-  b.tree = for_era(b.tree, req.mode == Mode::kAccelerate);
+  b.tree = for_era(std::move(b.tree), req.mode == Mode::kAccelerate);
   b.parameters = b.tree.parameter_count();
   return b;
 }
@@ -190,15 +190,15 @@ void accelerate_rows(const TensorTree& tree, const std::vector<std::string>& dty
 }
 
 // memfit: each dtype sized on its own; training is the real mixed-precision sum.
-void memfit_rows(const TensorTree& tree, const std::vector<std::string>& dtypes,
-                 double params, Report& report) {
+void memfit_rows(const TensorTree& tree, const std::vector<int>& order,
+                 const std::vector<std::string>& dtypes, double params, Report& report) {
   for (const auto& d : dtypes) {
     SizeOptions opt;
     opt.include_legacy_buffers = false;
     opt.bool_as_bit = false;
     opt.dtype = row_dtype(d);
     opt.cast_floats = true;
-    const ModuleSizes sizes = compute_module_sizes(tree, opt);
+    const ModuleSizes sizes = compute_module_sizes(tree, opt, order);
     const LargestLayer largest = largest_layer(tree, sizes, LayerRule::kComplete);
     ReportRow row;
     row.dtype = d;
@@ -251,17 +251,18 @@ Result<Report> estimate(const EstimateRequest& req) {
     report.parameters = b.parameters;
     report.notes = std::move(b.notes);
     report.comparison = std::move(b.comparison);
+    const std::vector<int> order = b.tree.named_module_tensors();  // shared by every sizing
     if (b.from_checkpoint) {
       report.source = "checkpoint";
       SizeOptions stored;
       stored.bool_as_bit = false;
-      report.stored_bytes = bits_to_bytes(compute_module_sizes(b.tree, stored).total());
+      report.stored_bytes = bits_to_bytes(compute_module_sizes(b.tree, stored, order).total());
     }
 
     SizeOptions f32;
     f32.include_legacy_buffers = compat;
     f32.bool_as_bit = compat;
-    const ModuleSizes sizes = compute_module_sizes(b.tree, f32);
+    const ModuleSizes sizes = compute_module_sizes(b.tree, f32, order);
     const LargestLayer largest =
         largest_layer(b.tree, sizes, compat ? LayerRule::kAccelerate : LayerRule::kComplete);
     report.largest_layer_names = largest.names;
@@ -285,7 +286,7 @@ Result<Report> estimate(const EstimateRequest& req) {
     if (compat) {
       accelerate_rows(b.tree, dtypes, sizes, largest, report);
     } else {
-      memfit_rows(b.tree, dtypes, static_cast<double>(report.parameters), report);
+      memfit_rows(b.tree, order, dtypes, static_cast<double>(report.parameters), report);
       if (legacy_count > 0)
         report.notes.push_back(fmt::format(
             "{} buffers that only transformers 4.40 allocates (rotary caches, causal masks; {}) "

@@ -16,7 +16,8 @@ bool counted(const TensorInfo& t, const SizeOptions& opt) {
 Bits tensor_bits(const TensorInfo& t, const SizeOptions& opt) {
   if (!counted(t, opt)) return 0;
   int bits = opt.bool_as_bit ? accounting_bits(t.dtype) : dtype_bits(t.dtype);
-  auto special = opt.special_dtypes.find(t.name);
+  // (An empty map is the common case; find() would still hash every name.)
+  auto special = opt.special_dtypes.empty() ? opt.special_dtypes.end() : opt.special_dtypes.find(t.name);
   if (special != opt.special_dtypes.end()) {
     bits = opt.bool_as_bit ? accounting_bits(special->second) : dtype_bits(special->second);
   } else if (opt.dtype && is_floating(t.dtype)) {
@@ -41,6 +42,11 @@ bool ModuleSizes::fractional(const TensorTree& tree, std::string_view name) cons
 }
 
 ModuleSizes compute_module_sizes(const TensorTree& tree, const SizeOptions& opt) {
+  return compute_module_sizes(tree, opt, tree.named_module_tensors());
+}
+
+ModuleSizes compute_module_sizes(const TensorTree& tree, const SizeOptions& opt,
+                                 const std::vector<int>& order) {
   // Sum per module first, then bottom-up (a child is always created after its parent, so its
   // index is larger).
   const std::size_t nm = tree.modules.size(), nt = tree.tensors.size();
@@ -52,7 +58,6 @@ ModuleSizes compute_module_sizes(const TensorTree& tree, const SizeOptions& opt)
   out.module_fractional.assign(nm, 0);
   out.tensor_fractional.assign(nt, 0);
   out.order.reserve(nm + nt);
-  const std::vector<int> order = tree.named_module_tensors();
   std::vector<int> chain;
   for (int ti : order) {
     const TensorInfo& t = tree.tensors[ti];

@@ -84,7 +84,7 @@ std::uint64_t TensorTree::parameter_count() const {
   return n;
 }
 
-TensorTree for_era(const TensorTree& tree, bool legacy) {
+TensorTree for_era(TensorTree tree, bool legacy) {
   const BufferEra drop = legacy ? BufferEra::kCurrentOnly : BufferEra::kLegacyOnly;
   const std::size_t nm = tree.modules.size();
   // A module survives when it had no tensors at all below it (e.g. a tied-only or empty module)
@@ -97,23 +97,25 @@ TensorTree for_era(const TensorTree& tree, bool legacy) {
     }
   TensorTree out;
   out.no_split_classes = tree.no_split_classes;
+  out.modules.reserve(nm);
+  out.tensors.reserve(tree.tensors.size());
   std::vector<int> new_module(nm, -1), new_tensor(tree.tensors.size(), -1);
   for (std::size_t m = 0; m < nm; ++m) {
     const ModuleNode& old = tree.modules[m];
     if (m != 0 && (had[m] && !kept[m])) continue;
     if (m != 0 && new_module[old.parent] < 0) continue;
     ModuleNode n;
-    n.name = old.name;
-    n.class_name = old.class_name;
+    n.name = std::move(tree.modules[m].name);  // `tree` is our own copy: move, don't copy
+    n.class_name = std::move(tree.modules[m].class_name);
     n.parent = m == 0 ? -1 : new_module[old.parent];
     new_module[m] = static_cast<int>(out.modules.size());
     if (n.parent >= 0) out.modules[n.parent].children.push_back(new_module[m]);
     out.modules.push_back(std::move(n));
   }
   for (std::size_t i = 0; i < tree.tensors.size(); ++i) {
-    const TensorInfo& t = tree.tensors[i];
+    TensorInfo& t = tree.tensors[i];
     if (t.era == drop || new_module[t.module] < 0) continue;
-    TensorInfo c = t;
+    TensorInfo c = std::move(t);
     c.module = new_module[t.module];
     new_tensor[i] = static_cast<int>(out.tensors.size());
     out.tensors.push_back(std::move(c));

@@ -17,7 +17,11 @@ std::string TreeBuilder::path(std::string_view leaf) const {
   const std::string& base = tree_.modules[stack_.back()].name;
   if (leaf.empty()) return base;
   if (base.empty()) return std::string(leaf);
-  return fmt::format("{}.{}", base, leaf);
+  // Plain appends: this runs once per module and tensor, and fmt's engine is slow under -Oz.
+  std::string out;
+  out.reserve(base.size() + 1 + leaf.size());
+  out.append(base).append(1, '.').append(leaf);
+  return out;
 }
 
 TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view class_name) {

@@ -52,6 +52,22 @@ TEST_CASE("module sizes add every tensor to every prefix; tied weights once; boo
   CHECK(bits_to_bytes(h.at(t, "mask")) == 2);  // non-floating tensors keep their size
 }
 
+TEST_CASE("sizes with a precomputed tensor order (several sizings of one tree) are the same") {
+  const TensorTree t = hand_tree();
+  const std::vector<int> order = t.named_module_tensors();
+  SizeOptions half;
+  half.dtype = DType::kF16;
+  half.special_dtypes = {{"block.scale", DType::kI8}};
+  const ModuleSizes a = compute_module_sizes(t, half, order);
+  // by hand: linear1 16 halves, block = scale 10 int8 + 21 halves, mask 2 bytes
+  CHECK(bits_to_bytes(a.at(t, "block")) == 10 + 42);
+  CHECK(bits_to_bytes(a.total()) == 32 + 52 + 2);
+  const ModuleSizes b = compute_module_sizes(t, half);
+  CHECK(a.module_bits == b.module_bits);
+  CHECK(a.tensor_bits == b.tensor_bits);
+  CHECK(a.order.size() == b.order.size());
+}
+
 TEST_CASE("largest layer: accelerate skips direct params of split modules, memfit does not") {
   TreeBuilder b("Net");
   {

@@ -64,5 +64,8 @@ struct ModuleSizes {
 Bits tensor_bits(const TensorInfo& t, const SizeOptions& opt);
 bool counted(const TensorInfo& t, const SizeOptions& opt);
 ModuleSizes compute_module_sizes(const TensorTree& tree, const SizeOptions& opt);
+// The same with tree.named_module_tensors() computed once by a caller that sizes several ways.
+ModuleSizes compute_module_sizes(const TensorTree& tree, const SizeOptions& opt,
+                                 const std::vector<int>& order);
 
 }  // namespace memfit

@@ -133,6 +133,6 @@ struct TreeItem {
 // The tree as one transformers era allocates it: `legacy` (4.40) drops kCurrentOnly tensors,
 // otherwise kLegacyOnly ones; a module left with nothing (it only held such buffers, like 4.40's
 // per-layer rotary_emb today) disappears too, so device maps never name it.
-TensorTree for_era(const TensorTree& tree, bool legacy);
+TensorTree for_era(TensorTree tree, bool legacy);  // by value: pass an rvalue to avoid a copy
 
 }  // namespace memfit
