@@ -202,9 +202,11 @@ void check_no_storage_read(const Recorded& rec, const tb::Checkpoint& full) {
   REQUIRE(archive.ok());
   for (const auto& e : archive->entries) {
     if (e.name.find("/data/") == std::string::npos) continue;
-    for (const auto& [first, end] : rec.reads)
+    for (const auto& read : rec.reads) {  // not a structured binding: doctest's lambda captures it
+      const std::uint64_t first = read.first, end = read.second;
       CHECK_MESSAGE((end <= e.local_header_offset || first >= e.data_offset + e.compressed_size),
                     e.name << " read at [" << first << ", " << end << ")");
+    }
   }
   CHECK(full.storages > 0);
 }
