@@ -155,6 +155,7 @@ int run_estimate(const EstimateArgs& args) {
     req.class_override = args.class_name;
     if (checkpoint) {
       req.checkpoint = checkpoint->tensors;
+      req.checkpoint_format = format_name(checkpoint->format);
       req.source = EstimateRequest::Source::kCheckpoint;
       for (const auto& w : checkpoint->warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
     }
@@ -173,7 +174,6 @@ int run_estimate(const EstimateArgs& args) {
     }
     if (args.json) {
       auto j = report_to_json(*report);
-      if (checkpoint && report->source == "checkpoint") j["checkpoint_format"] = format_name(checkpoint->format);
       if (run) {
         const auto extra = run_report_to_json(*run);
         for (const auto& [key, value] : extra.items()) j[key] = value;

@@ -254,6 +254,7 @@ Result<Report> estimate(const EstimateRequest& req) {
     const std::vector<int> order = b.tree.named_module_tensors();  // shared by every sizing
     if (b.from_checkpoint) {
       report.source = "checkpoint";
+      report.checkpoint_format = req.checkpoint_format;
       SizeOptions stored;
       stored.bool_as_bit = false;
       report.stored_bytes = bits_to_bytes(compute_module_sizes(b.tree, stored, order).total());

@@ -38,7 +38,10 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   out["model_class"] = r.model_class;
   out["mode"] = mode_name(r.mode);
   out["source"] = r.source;
-  if (r.source == "checkpoint") out["stored_bytes"] = number(r.stored_bytes);
+  if (r.source == "checkpoint") {
+    out["stored_bytes"] = number(r.stored_bytes);
+    out["checkpoint_format"] = r.checkpoint_format;
+  }
   out["parameters"] = r.parameters;
   out["buffers_bytes"] = number(r.buffers_bytes);
   out["rows"] = nlohmann::ordered_json::array();

@@ -40,6 +40,7 @@
  * @property {string} mode
  * @property {string} [source]
  * @property {number} [stored_bytes]
+ * @property {'safetensors' | 'pytorch_bin'} [checkpoint_format]  with source "checkpoint"
  * @property {number} parameters
  * @property {number} buffers_bytes
  * @property {ReportRow[]} rows

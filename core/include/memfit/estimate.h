@@ -24,8 +24,10 @@ struct EstimateRequest {
   Mode mode = Mode::kMemfit;
   std::vector<std::string> dtypes;  // empty: the mode's default list
   std::string class_override;       // --class
-  // Tensors of the checkpoint's safetensors headers, when known: memfit's exact path.
+  // Tensors of the checkpoint's headers (safetensors, or a .bin's pickled state dict), when
+  // known: memfit's exact path. checkpoint_format says which ("safetensors", "pytorch_bin").
   std::vector<CheckpointTensor> checkpoint;
+  std::string checkpoint_format = "safetensors";
   enum class Source { kAuto, kConfig, kCheckpoint } source = Source::kAuto;
 };
 
@@ -57,6 +59,7 @@ struct Report {
   std::vector<std::string> notes;  // what the mode did that a user should know
   std::string source = "config";   // "config" or "checkpoint"
   double stored_bytes = 0;         // checkpoint source: bytes of the tensors as stored
+  std::string checkpoint_format;   // checkpoint source: EstimateRequest::checkpoint_format
   std::optional<TreeComparison> comparison;  // config vs checkpoint, when both are known
 };
 
