@@ -106,33 +106,35 @@ TensorTree build(const BuildRequest& r) {
   s.rope_era = BufferEra::kAlways;
   s.current_rotary = false;
 
+  // MLA (V2/V3): the lambda is a named local so the LayerFn reference stays valid.
+  std::int64_t q_lora = 0, kv_lora = 0, rope = 0, nope = 0, v_head = 0;
+  const auto mla = [&](TreeBuilder& b, std::int64_t) {
+    auto attn = b.module("self_attn", prefix + "Attention");
+    const std::int64_t q_head = nope + rope;
+    if (q_lora == 0) {
+      nn::linear(b, "q_proj", d.hidden, d.heads * q_head, false);
+    } else {
+      nn::linear(b, "q_a_proj", d.hidden, q_lora, attn_bias);
+      nn::rms_norm(b, "q_a_layernorm", q_lora, prefix + "RMSNorm");
+      nn::linear(b, "q_b_proj", q_lora, d.heads * q_head, false);
+    }
+    nn::linear(b, "kv_a_proj_with_mqa", d.hidden, kv_lora + rope, attn_bias);
+    nn::rms_norm(b, "kv_a_layernorm", kv_lora, prefix + "RMSNorm");
+    nn::linear(b, "kv_b_proj", kv_lora, d.heads * (nope + v_head), false);
+    nn::linear(b, "o_proj", d.heads * v_head, d.hidden, attn_bias);
+    layer_rotary(b, s, rope, d.positions);
+  };
   LayerFn attention;
   if (v != Version::kV1) {
     const auto q_lora_it = c.json().find("q_lora_rank");
     const bool has_q_lora = q_lora_it == c.json().end() || !q_lora_it->is_null();  // default 1536
-    const std::int64_t q_lora = has_q_lora ? c.dim_or({"q_lora_rank"}, 1536) : 0;
-    const std::int64_t kv_lora = c.dim_or({"kv_lora_rank"}, 512);
-    const std::int64_t rope = c.dim_or({"qk_rope_head_dim"}, 64);
-    const std::int64_t nope = c.dim_or({"qk_nope_head_dim"}, 128);
-    const std::int64_t v_head = c.dim_or({"v_head_dim"}, 128);
+    q_lora = has_q_lora ? c.dim_or({"q_lora_rank"}, 1536) : 0;
+    kv_lora = c.dim_or({"kv_lora_rank"}, 512);
+    rope = c.dim_or({"qk_rope_head_dim"}, 64);
+    nope = c.dim_or({"qk_nope_head_dim"}, 128);
+    v_head = c.dim_or({"v_head_dim"}, 128);
     d.rope_dim = rope;
-    attention = [&d, &s, prefix, q_lora, kv_lora, rope, nope, v_head, attn_bias](
-                    TreeBuilder& b, std::int64_t) {
-      auto attn = b.module("self_attn", prefix + "Attention");
-      const std::int64_t q_head = nope + rope;
-      if (q_lora == 0) {
-        nn::linear(b, "q_proj", d.hidden, d.heads * q_head, false);
-      } else {
-        nn::linear(b, "q_a_proj", d.hidden, q_lora, attn_bias);
-        nn::rms_norm(b, "q_a_layernorm", q_lora, prefix + "RMSNorm");
-        nn::linear(b, "q_b_proj", q_lora, d.heads * q_head, false);
-      }
-      nn::linear(b, "kv_a_proj_with_mqa", d.hidden, kv_lora + rope, attn_bias);
-      nn::rms_norm(b, "kv_a_layernorm", kv_lora, prefix + "RMSNorm");
-      nn::linear(b, "kv_b_proj", kv_lora, d.heads * (nope + v_head), false);
-      nn::linear(b, "o_proj", d.heads * v_head, d.hidden, attn_bias);
-      layer_rotary(b, s, rope, d.positions);
-    };
+    attention = mla;
   }
 
   const auto mlp = [&d, &moe, prefix](TreeBuilder& b, std::int64_t layer) {

@@ -21,11 +21,11 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 
 #include "common.h"
+#include "function_ref.h"
 
 namespace memfit::arch {
 
@@ -74,8 +74,9 @@ struct LlamaLikeSpec {
   std::string token_head = "score";  // name of the *ForTokenClassification head
 };
 
-// Called inside a decoder layer's scope to add one block (it opens its own module).
-using LayerFn = std::function<void(TreeBuilder& b, std::int64_t layer)>;
+// Called inside a decoder layer's scope to add one block (it opens its own module). A reference:
+// the callable must outlive the build_decoder call (function_ref.h).
+using LayerFn = FunctionRef<void(TreeBuilder& b, std::int64_t layer)>;
 
 // Reads the shared keys with the configuration class's defaults. num_key_value_heads: absent →
 // the class default, explicit null → num_attention_heads (what every 4.40 config class does).
