@@ -43,6 +43,24 @@ std::vector<std::pair<std::size_t, int>>::const_iterator NameIndex::lower(std::s
   return std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(h, INT_MIN));
 }
 
+NameIndex NameIndex::remapped(const std::vector<int>& new_index) const {
+  NameIndex out;
+  out.entries_.reserve(entries_.size());
+  for (const auto& [h, i] : entries_)
+    if (const int n = new_index[static_cast<std::size_t>(i)]; n >= 0) out.entries_.emplace_back(h, n);
+  return out;
+}
+
+void TensorTree::reindex_subset(const TensorTree& from, const std::vector<int>& new_module,
+                                const std::vector<int>& new_tensor) {
+  if (from.tensor_index_.size() != from.tensors.size() || from.module_index_.size() != from.modules.size()) {
+    reindex();
+    return;
+  }
+  tensor_index_ = from.tensor_index_.remapped(new_tensor);
+  module_index_ = from.module_index_.remapped(new_module);
+}
+
 void TensorTree::reindex() {
   tensor_index_.build(tensors.size(), [&](std::size_t i) -> std::string_view { return tensors[i].name; });
   module_index_.build(modules.size(), [&](std::size_t i) -> std::string_view { return modules[i].name; });
@@ -131,7 +149,7 @@ TensorTree for_era(TensorTree tree, bool legacy) {
     for (int b : tree.modules[m].buffers)
       if (new_tensor[b] >= 0) n.buffers.push_back(new_tensor[b]);
   }
-  out.reindex();
+  out.reindex_subset(tree, new_module, new_tensor);
   return out;
 }
 

@@ -24,6 +24,35 @@ TEST_CASE("find_tensor and find_module use the name index, also on copies and er
   CHECK(current.tensors[current.find_tensor("layer49.bias")].name == "layer49.bias");
 }
 
+TEST_CASE("for_era carries the index over: every kept name is found at its new place, dropped ones not") {
+  TreeBuilder b("Net");
+  for (int i = 0; i < 40; ++i) {
+    auto layer = b.module("layer" + std::to_string(i), "Layer");
+    nn::linear(b, "proj", 3, 3);
+    if (i % 3 == 0) {  // a module that only holds a 4.40-era buffer: it disappears with it
+      auto rot = b.module("rotary", "Rotary");
+      b.buffer("inv_freq", {2}, DType::kF32, false, BufferEra::kLegacyOnly);
+    }
+    b.buffer("mask", {2}, DType::kBool, false, BufferEra::kCurrentOnly);
+  }
+  const TensorTree full = b.finish();
+  for (const bool legacy : {false, true}) {
+    const TensorTree t = for_era(full, legacy);
+    TensorTree rebuilt = t;
+    rebuilt.reindex();  // the index built from scratch, to compare with
+    for (std::size_t i = 0; i < t.tensors.size(); ++i) {
+      CHECK(t.find_tensor(t.tensors[i].name) == static_cast<int>(i));
+      CHECK(rebuilt.find_tensor(t.tensors[i].name) == static_cast<int>(i));
+    }
+    for (std::size_t m = 0; m < t.modules.size(); ++m)
+      CHECK(t.find_module(t.modules[m].name) == static_cast<int>(m));
+    CHECK((t.find_tensor("layer3.rotary.inv_freq") >= 0) == legacy);
+    CHECK((t.find_module("layer3.rotary") >= 0) == legacy);
+    CHECK((t.find_tensor("layer5.mask") >= 0) == !legacy);
+    CHECK(t.duplicate_name().empty());
+  }
+}
+
 TEST_CASE("a name registered twice is an internal error naming it") {
   TreeBuilder b("Net");
   nn::linear(b, "a", 2, 2);

@@ -70,6 +70,10 @@ class NameIndex {
     return -1;
   }
   std::size_t size() const { return entries_.size(); }
+  // The index of a subset of the list: `new_index[i]` is the new position of entry i, or -1 when
+  // it was dropped, increasing with i. Hashes are kept and the order stays sorted, so nothing is
+  // rehashed or sorted again (for_era narrows every estimate's tree this way).
+  NameIndex remapped(const std::vector<int>& new_index) const;
   // The index of a name that occurs twice in the indexed list, or -1.
   template <typename NameAt>
   int first_duplicate(NameAt name_at) const {
@@ -111,6 +115,11 @@ class TensorTree {
   int find_module(std::string_view name) const;
   // Rebuilds the name indexes; call after adding or renaming tensors or modules.
   void reindex();
+  // The indexes of `from` carried over to this tree, a subset of it: new_module / new_tensor
+  // give each old module's and tensor's new index (or -1), increasing. Falls back to reindex()
+  // when `from` was not indexed.
+  void reindex_subset(const TensorTree& from, const std::vector<int>& new_module,
+                      const std::vector<int>& new_tensor);
   // A tensor or module name given twice (after reindex()), or "" when every name is unique.
   std::string duplicate_name() const;
   bool is_no_split(const ModuleNode& m) const;
