@@ -131,23 +131,15 @@ safetensors::Header read_hub_header(hub::HubClient& client, const std::string& r
 
 std::optional<Checkpoint> find_hub_checkpoint(hub::HubClient& client, const std::string& repo) {
   try {
-    std::string index_text;
-    try {
-      index_text = client.fetch_file(repo, kIndexName);
-    } catch (const hub::HubError& e) {
-      if (e.kind != hub::HubErrorKind::kEntryNotFound) throw;
-      Checkpoint ck;
-      try {
-        ck.files.emplace_back("model.safetensors", read_hub_header(client, repo, "model.safetensors"));
-      } catch (const hub::HubError& e2) {
-        if (e2.kind != hub::HubErrorKind::kEntryNotFound) throw;
-        return std::nullopt;
-      }
-      return ck;
-    }
-    return read_sharded(repo + "/" + kIndexName,
-                        [&](const std::string& shard) { return read_hub_header(client, repo, shard); },
-                        index_text);
+    if (auto index_text = hub::unless_missing([&] { return client.fetch_file(repo, kIndexName); }))
+      return read_sharded(repo + "/" + kIndexName,
+                          [&](const std::string& shard) { return read_hub_header(client, repo, shard); },
+                          *index_text);
+    auto header = hub::unless_missing([&] { return read_hub_header(client, repo, "model.safetensors"); });
+    if (!header) return std::nullopt;
+    Checkpoint ck;
+    ck.files.emplace_back("model.safetensors", std::move(*header));
+    return ck;
   } catch (const hub::HubError& e) {
     throw CliError{e.exit_code(), e.message};
   }

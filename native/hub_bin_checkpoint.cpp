@@ -95,24 +95,15 @@ BinCheckpoint read_sharded(hub::HubClient& client, const std::string& repo,
 
 std::optional<BinCheckpoint> read_hub_bin_checkpoint(hub::HubClient& client, const std::string& repo) {
   try {
-    std::string index_text;
-    try {
-      index_text = client.fetch_file(repo, kBinIndexName);
-    } catch (const hub::HubError& e) {
-      if (e.kind != hub::HubErrorKind::kEntryNotFound) throw;
-      std::unique_ptr<HubRangeFile> remote;
-      try {
-        remote = std::make_unique<HubRangeFile>(client, repo, kBinName, kTail);
-      } catch (const hub::HubError& e2) {
-        if (e2.kind != hub::HubErrorKind::kEntryNotFound) throw;
-        return std::nullopt;
-      }
-      BinCheckpoint ck;
-      ck.tensors = read_bin_tensors(*remote, kBinName);
-      ck.files.push_back(remote->name());
-      return ck;
-    }
-    return read_sharded(client, repo, index_text);
+    if (auto index_text = hub::unless_missing([&] { return client.fetch_file(repo, kBinIndexName); }))
+      return read_sharded(client, repo, *index_text);
+    auto remote = hub::unless_missing(
+        [&] { return std::make_unique<HubRangeFile>(client, repo, kBinName, kTail); });
+    if (!remote) return std::nullopt;
+    BinCheckpoint ck;
+    ck.tensors = read_bin_tensors(**remote, kBinName);
+    ck.files.push_back((*remote)->name());
+    return ck;
   } catch (const hub::HubError& e) {
     throw CliError{e.exit_code(), e.message};
   }

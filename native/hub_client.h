@@ -20,6 +20,18 @@ struct HubError {
   int exit_code() const;
 };
 
+// The result of `fetch()`, or nullopt when the Hub says the file does not exist (kEntryNotFound);
+// every other HubError passes. For "this file, else that one" lookups of optional repo files.
+template <typename Fetch>
+auto unless_missing(Fetch&& fetch) -> std::optional<decltype(fetch())> {
+  try {
+    return fetch();
+  } catch (const HubError& e) {
+    if (e.kind != HubErrorKind::kEntryNotFound) throw;
+    return std::nullopt;
+  }
+}
+
 struct HubOptions {
   std::string endpoint;   // default: $HF_ENDPOINT or https://huggingface.co
   std::string token;      // default: --token, $HF_TOKEN, ~/.cache/huggingface/token

@@ -236,26 +236,20 @@ TEST_CASE("torch_bin: read_metadata — the same tensors as read, without readin
   const std::string pickle = state_dict_pickle({tensor("m", "0", 12, {3, 4}, {4, 1}),
                                                 tensor("m_t", "0", 12, {4, 3}, {1, 4}),
                                                 tensor("s", "1", 1, {}, {})});
-  for (bool zip64 : {false, true}) {
-    Recorded rec{torch_bin("m", pickle, {{"0", f32_bytes(12)}, {"1", f32_bytes(1, 7)}}, zip64), {}};
+  auto check = [](Recorded rec) {
     const auto full = read_bytes(rec.bytes);
     REQUIRE(full.ok());
     const auto md = tb::read_metadata(rec.source());
     REQUIRE_MESSAGE(md.ok(), md.error().message());
     check_same_tensors(*md, *full);
     check_no_storage_read(rec, *full);
-  }
+  };
+  for (bool zip64 : {false, true})
+    check(Recorded{torch_bin("m", pickle, {{"0", f32_bytes(12)}, {"1", f32_bytes(1, 7)}}, zip64), {}});
   const auto ref = memfit::test::reference_dir();
   if (!ref) return memfit::test::skip_loudly("torch_bin: read_metadata on the golden .bin");
-  for (const char* f : {"bin/pytorch_model.bin", "bin-sharded/pytorch_model-00002-of-00003.bin"}) {
-    Recorded rec{memfit::test::read_text(*ref + "/golden/tiny-gpt2/" + f), {}};
-    const auto full = read_bytes(rec.bytes);
-    REQUIRE(full.ok());
-    const auto md = tb::read_metadata(rec.source());
-    REQUIRE_MESSAGE(md.ok(), md.error().message());
-    check_same_tensors(*md, *full);
-    check_no_storage_read(rec, *full);
-  }
+  for (const char* f : {"bin/pytorch_model.bin", "bin-sharded/pytorch_model-00002-of-00003.bin"})
+    check(Recorded{memfit::test::read_text(*ref + "/golden/tiny-gpt2/" + f), {}});
 }
 
 TEST_CASE("torch_bin: read_metadata refuses what read refuses, by the same error") {
