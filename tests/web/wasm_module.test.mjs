@@ -23,6 +23,16 @@ test('the module exposes exactly the functions of api.h', async () => {
   for (const fn of API) assert.equal(typeof raw[fn], 'function', fn);
 });
 
+test('control characters come back as JSON \\u escapes (the module links its own integer-only snprintf)', async () => {
+  // nlohmann::json writes U+0000..U+001F with snprintf("\\u%04x"); wasm/libc_numbers.cpp
+  // replaces musl's snprintf in the module, so a broken replacement shows here.
+  const config = readFileSync(join(CONFIGS, 'gpt2.json'), 'utf8');
+  const name = 'a\u0001b\u001fc';
+  const text = (await wasm()).raw.estimate(JSON.stringify({ config, name, library: 'transformers' }));
+  assert.ok(text.includes('"name":"a\\u0001b\\u001fc"'), text.slice(0, 80));
+  assert.equal(JSON.parse(text).name, name);
+});
+
 test('supported() lists the transformers and timm families', async () => {
   const s = (await wasm()).supported();
   assert.ok(s.transformers.includes('llama') && s.transformers.includes('bert'), JSON.stringify(s));
