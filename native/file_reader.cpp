@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -35,9 +36,13 @@ void FileReader::read_into(std::uint64_t offset, std::uint64_t length, char* out
   if (offset > size_ || length > size_ - offset)
     throw CliError{kExitInvalidInput, fmt::format("{}: bytes {}..{} lie past the end of the file ({} bytes)",
                                                   path_, offset, offset + length, size_)};
+  // At most 1 MiB per call: the kernel pipelines its readahead behind reads of about this size,
+  // while one huge pread is filled synchronously — on our VM (dd, evicted file) 1 MiB reads ran at
+  // ~4.4 GB/s and 64 MiB reads at 0.6–2.3 GB/s.
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
   std::uint64_t done = 0;
   while (done < length) {
-    const ssize_t n = ::pread(fd_, out + done, static_cast<std::size_t>(length - done),
+    const ssize_t n = ::pread(fd_, out + done, static_cast<std::size_t>(std::min(length - done, kChunk)),
                               static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
@@ -45,6 +50,12 @@ void FileReader::read_into(std::uint64_t offset, std::uint64_t length, char* out
                                             n < 0 ? std::strerror(errno) : "unexpected end of file")};
     done += static_cast<std::uint64_t>(n);
   }
+}
+
+void FileReader::advise_sequential() const { ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL); }
+
+void FileReader::drop_cached(std::uint64_t offset, std::uint64_t length) const {
+  ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(length), POSIX_FADV_DONTNEED);
 }
 
 void FileReader::read(std::uint64_t offset, std::uint64_t length, std::string& out) const {

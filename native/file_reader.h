@@ -25,6 +25,11 @@ class FileReader {
   void read(std::uint64_t offset, std::uint64_t length, std::string& out) const;
   void read_into(std::uint64_t offset, std::uint64_t length, char* out) const;
 
+  // posix_fadvise hints; best effort (a failure is ignored). Sequential doubles the kernel's
+  // readahead; drop_cached evicts a range from the page cache (benchmarks read from storage).
+  void advise_sequential() const;
+  void drop_cached(std::uint64_t offset, std::uint64_t length) const;
+
  private:
   std::string path_;
   int fd_ = -1;

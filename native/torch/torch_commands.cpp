@@ -2,7 +2,6 @@
 
 #include <ATen/Parallel.h>
 
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -167,8 +166,6 @@ int run_load(const LoadArgs& args) {
 
 int run_forward(const ForwardArgs& args) {
   return guarded([&] {
-    const int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    at::set_num_threads(threads);
     const auto rows = parse_token_rows(args.tokens);
     const auto model = load_with_progress(args.dir, args.placement);
     const Config config(Config::parse(model->plan.config_text, "config.json"), "config.json");
@@ -177,6 +174,8 @@ int run_forward(const ForwardArgs& args) {
     opt.prefetch = !args.no_prefetch;
     opt.prefetch_depth = args.prefetch_depth;
     opt.evict_page_cache = args.evict;
+    const int threads = args.threads > 0 ? args.threads : default_compute_threads(*model, opt);
+    at::set_num_threads(threads);
     Executor exec(*model, *program, opt);
 
     std::vector<std::int64_t> flat;
@@ -211,6 +210,10 @@ int run_forward(const ForwardArgs& args) {
       j["seconds_per_forward"] = times;
       j["streamed_bytes"] = exec.stats().streamed_bytes;
       j["wait_seconds"] = exec.stats().wait_seconds;
+      j["read_bytes"] = exec.stats().read_bytes;
+      j["read_seconds"] = exec.stats().read_seconds;
+      j["staging_buffers"] = exec.stats().staging_buffers;
+      j["staging_buffer_bytes"] = exec.stats().staging_buffer_bytes;
       j["prefetch"] = opt.prefetch;
       j["threads"] = threads;
       j["load"] = load_json(*model);

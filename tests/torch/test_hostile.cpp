@@ -69,6 +69,28 @@ TEST_CASE("hostile: a truncated shard is refused, naming the shard") {
   CHECK(e.message.find("model-00002-of-00003.safetensors") != std::string::npos);
 }
 
+TEST_CASE("hostile: a shard truncated after loading fails the forward by name, with no crash") {
+  // Disk weights are read (pread), not faulted in through the mapping, where a truncated file
+  // would end the process with SIGBUS.
+  const auto golden = golden_dir();
+  if (!golden) return skip_loudly("hostile checkpoints");
+  TempDir tmp;
+  copy_folder(*golden + "/tiny-gpt2/sharded", tmp.path);
+  const Loaded m = load(tmp.path, R"({"": "disk"})");
+  const auto ids = golden_input(golden_json("tiny-gpt2"), "A");
+  torchrt::Executor exec(*m.model, *m.program);
+  const auto shard = fs::path(tmp.path) / "model-00003-of-00003.safetensors";
+  const at::Tensor before = exec.forward(ids);  // also leaves the next forward's first stages in flight
+  fs::resize_file(shard, 4096);
+  const CliError e = expect_error([&] { exec.forward(ids); });
+  CHECK(e.exit_code == cli::kExitFile);
+  CHECK(e.message.find("model-00003-of-00003.safetensors") != std::string::npos);
+  // The failed forward dropped what it had in flight: with the shard back, the same bits.
+  fs::copy_file(*golden + "/tiny-gpt2/sharded/model-00003-of-00003.safetensors", shard,
+                fs::copy_options::overwrite_existing);
+  CHECK(bitwise_equal(exec.forward(ids), before));
+}
+
 TEST_CASE("hostile: a missing shard is refused, naming the shard") {
   const auto golden = golden_dir();
   if (!golden) return skip_loudly("hostile checkpoints");

@@ -61,6 +61,10 @@ TEST_CASE("placement: logits are bitwise identical resident, CPU + disk, disk on
           torchrt::Executor exec(*m.model, *m.program, opt);
           CHECK(bitwise_equal(exec.forward(ids), expected));
           if (map == R"({"": "disk"})") CHECK(exec.stats().streamed_bytes == m.model->stats.disk_bytes + (model == "tiny-gpt2" ? 1000 * 64 * 4 : 0));
+          // A second forward reuses the staging buffers: depth + 1 at most (1 without prefetch).
+          CHECK(bitwise_equal(exec.forward(ids), expected));
+          CHECK(exec.stats().staging_buffers <= static_cast<std::size_t>(prefetch ? depth + 1 : 1));
+          CHECK((exec.stats().staging_buffers > 0) == (disk_bytes(m) > 0));
         }
     }
   }
