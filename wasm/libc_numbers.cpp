@@ -1,17 +1,20 @@
-// wasm/libc_numbers.cpp — the page's module links this snprintf instead of musl's, to keep
-// musl's floating-point printf engine (and the 128-bit software `long double` arithmetic it is
-// written in) out of the bundle: ~7 KB of code for calls that never format a float. Linked into
-// the ES module only (wasm/CMakeLists.txt); the node test programs keep musl's, so the core
-// suite under node checks core against the real libc.
+// wasm/libc_numbers.cpp — the page's module links this snprintf and strtod instead of musl's, to
+// keep musl's floating-point printf and scanf engines (and the 128-bit software `long double`
+// arithmetic both are written in) out of the bundle. Linked into the ES module only
+// (wasm/CMakeLists.txt); the node test programs keep musl's, so the core suite under node checks
+// core against the real libc — and memfit::parse_double against musl's strtod.
 //
 // Who calls snprintf in the module: nlohmann::json's "\u%04x" escapes and "<U+%.4X>" token texts
 // (integers only), and fmt's hexfloat presentation ({:a}), which core never uses. musl's own
 // integer-only vsniprintf does the work; a float conversion would print nothing.
 //
-// (strtod stays musl's: fast_float, the other candidate, carries a 10 KB table and made the
-// bundle 4 KB larger.)
+// strtod: nlohmann::json's lexer calls it for every JSON number with a fraction or exponent.
+// memfit::parse_double (core) is correctly rounded like musl's but needs no long double: the
+// bundle loses ~14 KB of code. (fast_float, tried before, carries a 10 KB table: +4 KB.)
 #include <cstdarg>
 #include <cstddef>
+
+#include "memfit/parse_double.h"
 
 extern "C" {
 
@@ -24,5 +27,13 @@ int snprintf(char* out, std::size_t size, const char* format, ...) {
   va_end(args);
   return n;
 }
+
+double strtod(const char* text, char** end) { return memfit::parse_double(text, end); }
+
+// libc++'s std::stof / std::stold (string.cpp, linked for std::to_string) refer to these; musl
+// defines all three in one object, which would clash with strtod above. Nothing in memfit calls
+// them; through a double they may round twice, so they are not exact for their own types.
+float strtof(const char* text, char** end) { return static_cast<float>(memfit::parse_double(text, end)); }
+long double strtold(const char* text, char** end) { return memfit::parse_double(text, end); }
 
 }  // extern "C"

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "memfit/parse_double.h"
+
 namespace memfit {
 
 std::string python_round2_repr(double x) {
@@ -13,7 +15,7 @@ std::string python_round2_repr(double x) {
   // (ties to even), read back as a double. fmt's "{:.2f}" rounds the same way (as does glibc's
   // printf("%.2f"); fmt rather than snprintf keeps printf's float code out of the WASM bundle).
   const std::string two = fmt::format("{:.2f}", x);
-  const double rounded = std::strtod(two.c_str(), nullptr);
+  const double rounded = parse_double(two.c_str(), nullptr);
   // Step 2: repr() is the shortest string that round-trips; fmt's "{}" gives the same digits.
   std::string s = fmt::format("{}", rounded);
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // Python always shows ".0"

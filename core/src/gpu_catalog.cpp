@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "memfit/error.h"
+#include "memfit/parse_double.h"
 
 namespace memfit {
 namespace {
@@ -110,7 +111,7 @@ double parse_memory_size(std::string_view text, std::string_view what) {
   if (bits) scale /= 8;
   if (number.empty()) return fail();
   char* end = nullptr;
-  const double v = std::strtod(number.c_str(), &end);
+  const double v = parse_double(number.c_str(), &end);
   if (end != number.c_str() + number.size() || !std::isfinite(v) || v < 0 || v > 1e18) return fail();
   return std::floor(v * scale);
 }
