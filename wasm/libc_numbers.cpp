@@ -5,25 +5,44 @@
 // core against the real libc — and memfit::parse_double against musl's strtod.
 //
 // Who calls snprintf in the module: nlohmann::json's "\u%04x" escapes and "<U+%.4X>" token texts
-// (integers only), and fmt's hexfloat presentation ({:a}), which core never uses. musl's own
-// integer-only vsniprintf does the work; a float conversion would print nothing.
+// (integers only), and fmt's hexfloat presentation ({:a}), which core never uses. small_printf.h
+// does the integer and string conversions in ~1/4 of musl's code; a float conversion prints
+// nothing. (Before it, musl's integer-only vsniprintf: still ~4 KB with its argument table.)
 //
 // strtod: nlohmann::json's lexer calls it for every JSON number with a fraction or exponent.
 // memfit::parse_double (core) is correctly rounded like musl's but needs no long double: the
 // bundle loses ~14 KB of code. (fast_float, tried before, carries a 10 KB table: +4 KB.)
+#include <climits>
 #include <cstdarg>
 #include <cstddef>
 
 #include "memfit/parse_double.h"
+#include "small_printf.h"
 
 extern "C" {
-
-int vsniprintf(char* out, std::size_t size, const char* format, va_list args);  // musl
 
 int snprintf(char* out, std::size_t size, const char* format, ...) {
   va_list args;
   va_start(args, format);
-  const int n = vsniprintf(out, size, format, args);
+  const int n = memfit::wasm::small_vsnprintf(out, size, format, args);
+  va_end(args);
+  return n;
+}
+
+// embind formats with sprintf (emscripten turns an integer-only call into siprintf); musl defines
+// both in one object, so both are defined here.
+int sprintf(char* out, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  const int n = memfit::wasm::small_vsnprintf(out, INT_MAX, format, args);
+  va_end(args);
+  return n;
+}
+
+int siprintf(char* out, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  const int n = memfit::wasm::small_vsnprintf(out, INT_MAX, format, args);
   va_end(args);
   return n;
 }

@@ -21,7 +21,8 @@ std::uint64_t bits_of(double v) {
   return b;
 }
 
-// Same value bits (any NaN equals any NaN of the same sign) and the same end.
+// Same value bits (any NaN equals any NaN: C leaves the sign of "-nan" to the library — glibc
+// keeps it, musl does not) and the same end.
 void check_like_strtod(const std::string& s) {
   CAPTURE(s);
   char* ours_end = nullptr;
@@ -31,7 +32,6 @@ void check_like_strtod(const std::string& s) {
   CHECK(ours_end - s.c_str() == libc_end - s.c_str());
   if (std::isnan(libc)) {
     CHECK(std::isnan(ours));
-    CHECK(std::signbit(ours) == std::signbit(libc));
   } else {
     CHECK(bits_of(ours) == bits_of(libc));
   }
