@@ -2,7 +2,8 @@
 // A static file server for the site (scripts/run.sh serve, and the browser tests):
 //   node web/tools/serve.mjs [--root build/web] [--host 127.0.0.1] [--port 8080]
 // Right MIME types (application/wasm for streaming compilation), CORS for embed.js on other
-// sites, no-cache with ETags, and nothing outside the root.
+// sites, no-cache with ETags, nothing outside the root, and a precompressed FILE.gz (written by
+// build.mjs) in place of FILE for clients that accept gzip.
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
 import { extname, join, normalize, resolve, sep, dirname } from 'node:path';
@@ -14,6 +15,20 @@ const TYPES = {
   '.json': 'application/json; charset=utf-8', '.wasm': 'application/wasm',
   '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.txt': 'text/plain; charset=utf-8',
 };
+
+/**
+ * FILE.gz when it exists and is not older than FILE (a stale one is ignored, not served).
+ * @param {string} file
+ * @param {import('node:fs').Stats} st
+ */
+function gzipped(file, st) {
+  try {
+    const gst = statSync(`${file}.gz`);
+    return gst.isFile() && gst.mtimeMs >= st.mtimeMs ? { file: `${file}.gz`, st: gst } : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * @param {string} rootDir
@@ -53,15 +68,21 @@ export function serveStatic(rootDir, { host = '127.0.0.1', port = 0, log = false
       if (log) console.log(`404 ${path}`);
       return;
     }
-    const etag = `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`;
+    const type = TYPES[/** @type {keyof TYPES} */ (extname(file).toLowerCase())] || 'application/octet-stream';
+    /** @type {Record<string, string>} */
+    const encoding = { Vary: 'Accept-Encoding' };
+    const gz = /\bgzip\b/.test(String(req.headers['accept-encoding'] || '')) ? gzipped(file, st) : null;
+    if (gz) {
+      file = gz.file;
+      st = gz.st;
+      encoding['Content-Encoding'] = 'gzip';
+    }
+    const etag = `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}${gz ? '-gz' : ''}"`;
     if (req.headers['if-none-match'] === etag) {
-      res.writeHead(304, { ...headers, ETag: etag }).end();
+      res.writeHead(304, { ...headers, ...encoding, ETag: etag }).end();
       return;
     }
-    res.writeHead(200, {
-      ...headers, ETag: etag, 'Content-Length': st.size,
-      'Content-Type': TYPES[/** @type {keyof TYPES} */ (extname(file).toLowerCase())] || 'application/octet-stream',
-    });
+    res.writeHead(200, { ...headers, ...encoding, ETag: etag, 'Content-Length': st.size, 'Content-Type': type });
     if (req.method === 'HEAD') { res.end(); return; }
     createReadStream(file).pipe(res);
     if (log) console.log(`200 ${path}`);
