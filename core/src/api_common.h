@@ -6,6 +6,7 @@
 #include "memfit/config.h"
 #include "memfit/error.h"
 #include "memfit/estimate.h"
+#include "memfit/json_dump.h"
 
 namespace memfit::api {
 
@@ -19,7 +20,7 @@ std::string error_reply(const Error& e);
 // Runs fn(request) → Json, turning any failure into an error reply.
 template <typename Fn>
 std::string respond(const std::string& request_json, Fn&& fn) {
-  Result<std::string> r = capture([&]() -> std::string { return fn(parse_request(request_json)).dump(); });
+  Result<std::string> r = capture([&]() -> std::string { return dump_json(fn(parse_request(request_json))); });
   return r.ok() ? r.value() : error_reply(r.error());
 }
 
