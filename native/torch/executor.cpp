@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "exit_codes.h"
+#include "model_source.h"
 #include "torch_types.h"
 
 #ifdef MEMFIT_TORCH_CUDA
@@ -76,13 +78,22 @@ void Executor::plan_staging() {
   for (const StageSpec& stage : program_.stages()) {
     std::vector<DiskSpan> spans;
     std::vector<std::size_t> which;  // index in stage.weights of each span
+    StageStaging st;
+    st.gathered.assign(stage.weights.size(), 0);
     for (std::size_t i = 0; i < stage.weights.size(); ++i) {
       const StoredWeight* w = model_.find(stage.weights[i]);
       if (!w || !w->on_disk()) continue;
+      const bool by_rows = std::find(stage.gathered.begin(), stage.gathered.end(), stage.weights[i]) !=
+                               stage.gathered.end() &&
+                           w->tensor.dim() >= 1 && w->tensor.is_contiguous();
+      if (by_rows) {
+        st.gathered[i] = 1;
+        st.rows.push_back({w, file_index(w->mapping->path()), stage.weights[i]});
+        continue;
+      }
       spans.push_back({file_index(w->mapping->path()), w->offset, w->span});
       which.push_back(i);
     }
-    StageStaging st;
     st.layout = layout_staging(spans);
     st.offsets.assign(stage.weights.size(), 0);
     for (std::size_t j = 0; j < which.size(); ++j) st.offsets[which[j]] = st.layout.span_offsets[j];
@@ -138,7 +149,8 @@ std::shared_ptr<Executor::Fetched> Executor::fetch(std::size_t stage) const {
   const auto& names = program_.stages()[stage].weights;
   for (std::size_t i = 0; i < names.size(); ++i) {
     const StoredWeight* w = model_.find(names[i]);
-    if (!w) continue;  // missing (--allow-missing): the stage reports it by name if it needs it
+    if (!w || staging.gathered[i]) continue;  // missing (--allow-missing: the stage names it if it
+                                              // needs it), or read by rows in gather_rows()
     at::Tensor t = w->tensor;
     const bool floating = at::isFloatingType(t.scalar_type());
     if (w->on_disk()) {
@@ -169,6 +181,50 @@ std::shared_ptr<Executor::Fetched> Executor::fetch(std::size_t stage) const {
   }
 #endif
   return out;
+}
+
+// The rows of the forward's input ids of a stage's gathered disk weights, read one by one (an
+// embedding lookup needs T rows of the vocabulary, not all of it), cast like any streamed weight.
+void Executor::gather_rows(std::size_t stage, const ForwardState& s, StageWeights& w) {
+  const StageStaging& st = staging_[stage];
+  if (st.rows.empty()) return;
+  const at::Tensor ids = s.input_ids.to(at::kCPU).contiguous();
+  const std::int64_t* id = ids.data_ptr<std::int64_t>();
+  std::vector<std::int64_t> unique(id, id + ids.numel());
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  std::vector<std::int64_t> row_of(static_cast<std::size_t>(ids.numel()));
+  for (std::size_t i = 0; i < row_of.size(); ++i)
+    row_of[i] = std::lower_bound(unique.begin(), unique.end(), id[i]) - unique.begin();
+  const at::Tensor row_of_id =
+      at::tensor(row_of, at::TensorOptions().dtype(at::kLong)).view(ids.sizes()).to(model_.exec_device);
+  const auto n = static_cast<std::int64_t>(unique.size());
+  for (const StageStaging::Rows& r : st.rows) {
+    const at::Tensor& t = r.weight->tensor;
+    if (n > 0 && (unique.front() < 0 || unique.back() >= t.size(0)))
+      throw cli::CliError{cli::kExitUsage,
+                          fmt::format("token id {} is out of range for '{}' ({} rows)",
+                                      unique.front() < 0 ? unique.front() : unique.back(), r.name, t.size(0))};
+    const auto row_bytes = static_cast<std::uint64_t>(t.stride(0) * t.element_size());
+    std::vector<std::int64_t> sizes = t.sizes().vec();
+    sizes[0] = n;
+    at::Tensor rows = at::empty(sizes, t.options());
+    auto* dst = static_cast<char*>(rows.data_ptr());
+    const auto r0 = Clock::now();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::uint64_t at = r.weight->offset + static_cast<std::uint64_t>(unique[static_cast<std::size_t>(i)]) * row_bytes;
+      files_[r.file]->read_into(at, row_bytes, dst + static_cast<std::uint64_t>(i) * row_bytes);
+      if (options_.evict_page_cache) files_[r.file]->drop_cached(at, row_bytes);
+    }
+    stats_.read_seconds += since(r0);
+    stats_.read_bytes += static_cast<std::uint64_t>(n) * row_bytes;
+    stats_.streamed_bytes += static_cast<std::uint64_t>(n) * row_bytes;
+    const bool floating = at::isFloatingType(rows.scalar_type());
+    if (floating && rows.scalar_type() != model_.dtype) rows = rows.to(model_.dtype);
+    rows = rows.to(model_.exec_device);
+    if (floating && rows.scalar_type() != options_.compute_dtype) rows = rows.to(options_.compute_dtype);
+    w.set_gathered(r.name, rows, row_of_id);
+  }
 }
 
 void Executor::release(Fetched& f) {
@@ -236,6 +292,7 @@ at::Tensor Executor::forward(const at::Tensor& input_ids, ForwardState* state) {
 #endif
     stats_.wait_seconds += since(w0);
     stats_.streamed_bytes += f->bytes;
+    gather_rows(k, s, f->weights);
     program_.run(k, f->weights, s);
     release(*f);
   }

@@ -70,9 +70,17 @@ class Executor {
   struct StageStaging {
     StagingLayout layout;
     std::vector<std::uint64_t> offsets;
+    std::vector<char> gathered;  // per name: read by rows at run time (not fetched whole)
+    struct Rows {
+      const StoredWeight* weight;
+      std::size_t file;
+      std::string name;
+    };
+    std::vector<Rows> rows;  // the gathered disk weights
   };
   std::shared_ptr<Fetched> fetch(std::size_t stage) const;
   void release(Fetched& f);
+  void gather_rows(std::size_t stage, const ForwardState& s, StageWeights& w);
   void plan_staging();
   at::Tensor acquire_staging() const;  // a free pooled buffer, else a new one
   std::uint8_t* staged_base(const at::Tensor& buffer) const;

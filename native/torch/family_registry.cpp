@@ -26,6 +26,15 @@ const at::Tensor& StageWeights::operator[](const std::string& name) const {
   return it->second;
 }
 
+at::Tensor StageWeights::embedding(const std::string& name, const at::Tensor& ids) const {
+  if (auto it = gathered_.find(name); it != gathered_.end()) return at::embedding(it->second.first, it->second.second);
+  return at::embedding((*this)[name], ids);
+}
+
+void StageWeights::set_gathered(const std::string& name, at::Tensor rows, at::Tensor row_of_id) {
+  gathered_[name] = {std::move(rows), std::move(row_of_id)};
+}
+
 std::unique_ptr<ModelProgram> make_program(const std::string& model_type, const Config& config,
                                            const TensorTree& tree) {
   std::vector<std::string> names;

@@ -36,7 +36,7 @@ class Gpt2Program final : public ModelProgram {
  public:
   Gpt2Program(Gpt2Table t, const TensorTree& tree) : t_(std::move(t)) {
     const std::string& p = t_.prefix;
-    stages_.push_back({"embed", {p + "wte.weight", p + "wpe.weight"}});
+    stages_.push_back({"embed", {p + "wte.weight", p + "wpe.weight"}, {p + "wte.weight"}});
     for (std::int64_t i = 0; i < t_.layers; ++i) {
       const std::string block = p + "h." + std::to_string(i);
       stages_.push_back({block, tensors_under(tree, block)});
@@ -51,7 +51,7 @@ class Gpt2Program final : public ModelProgram {
     if (stage == 0) {
       const auto positions = at::arange(s.past, s.past + s.input_ids.size(1),
                                         at::TensorOptions().dtype(at::kLong).device(s.input_ids.device()));
-      s.hidden = at::embedding(w[p + "wte.weight"], s.input_ids) + at::embedding(w[p + "wpe.weight"], positions);
+      s.hidden = w.embedding(p + "wte.weight", s.input_ids) + at::embedding(w[p + "wpe.weight"], positions);
       return;
     }
     if (stage == stages_.size() - 1) {

@@ -44,7 +44,7 @@ at::Tensor repeat_kv(const at::Tensor& x, std::int64_t rep) {
 class LlamaProgram final : public ModelProgram {
  public:
   LlamaProgram(LlamaTable t, const TensorTree& tree) : t_(std::move(t)) {
-    stages_.push_back({"embed", {"model.embed_tokens.weight"}});
+    stages_.push_back({"embed", {"model.embed_tokens.weight"}, {"model.embed_tokens.weight"}});
     for (std::int64_t i = 0; i < t_.layers; ++i) {
       const std::string block = "model.layers." + std::to_string(i);
       stages_.push_back({block, tensors_under(tree, block)});
@@ -56,7 +56,7 @@ class LlamaProgram final : public ModelProgram {
 
   void run(std::size_t stage, const StageWeights& w, ForwardState& s) const override {
     if (stage == 0) {
-      s.hidden = at::embedding(w["model.embed_tokens.weight"], s.input_ids);
+      s.hidden = w.embedding("model.embed_tokens.weight", s.input_ids);
       rope_tables(s);
       return;
     }

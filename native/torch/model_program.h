@@ -21,6 +21,9 @@ namespace memfit::torchrt {
 struct StageSpec {
   std::string name;                  // the module it runs ("transformer.h.3") or "embed"/"head"
   std::vector<std::string> weights;  // model tensor names it reads (tied aliases resolved)
+  // Of `weights`, those the stage reads only as rows for the input ids (StageWeights::embedding):
+  // placed on disk, just those rows are read — not a whole vocabulary per token generated.
+  std::vector<std::string> gathered = {};
 };
 
 // The weights of one stage, on the execution device, in the compute dtype.
@@ -29,11 +32,20 @@ class StageWeights {
   void set(const std::string& name, at::Tensor t) { map_[name] = std::move(t); }
   // Throws std::runtime_error naming the tensor when the stage asks for one it was not given.
   const at::Tensor& operator[](const std::string& name) const;
+  // at::embedding(weight `name`, ids) for the forward's input ids. When the executor read only
+  // the rows of those ids (set_gathered: the rows, and each id's row among them), the values
+  // come from them — the very same bits.
+  at::Tensor embedding(const std::string& name, const at::Tensor& ids) const;
+  void set_gathered(const std::string& name, at::Tensor rows, at::Tensor row_of_id);
   std::size_t size() const { return map_.size(); }
-  void clear() { map_.clear(); }
+  void clear() {
+    map_.clear();
+    gathered_.clear();
+  }
 
  private:
   std::unordered_map<std::string, at::Tensor> map_;
+  std::unordered_map<std::string, std::pair<at::Tensor, at::Tensor>> gathered_;
 };
 
 // What flows between stages. `past` tokens are already in the KV cache (0 without one).

@@ -91,6 +91,18 @@ TEST_CASE("hostile: a shard truncated after loading fails the forward by name, w
   CHECK(bitwise_equal(exec.forward(ids), before));
 }
 
+TEST_CASE("hostile: a token id past the vocabulary of a disk embedding is refused by name") {
+  const auto golden = golden_dir();
+  if (!golden) return skip_loudly("hostile checkpoints");
+  const Loaded m = load(*golden + "/tiny-llama", R"({"": "disk"})");
+  torchrt::Executor exec(*m.model, *m.program);
+  const auto ids = at::tensor(std::vector<std::int64_t>{1, 2, 1000}, at::TensorOptions().dtype(at::kLong)).view({1, 3});
+  const CliError e = expect_error([&] { exec.forward(ids); });
+  CHECK(e.exit_code == cli::kExitUsage);
+  CHECK(e.message.find("token id 1000") != std::string::npos);
+  CHECK(e.message.find("model.embed_tokens.weight") != std::string::npos);
+}
+
 TEST_CASE("hostile: a missing shard is refused, naming the shard") {
   const auto golden = golden_dir();
   if (!golden) return skip_loudly("hostile checkpoints");
