@@ -30,7 +30,7 @@ int snprintf(char* out, std::size_t size, const char* format, ...) {
 }
 
 // embind formats with sprintf (emscripten turns an integer-only call into siprintf); musl defines
-// both in one object, so both are defined here.
+// both in one object, so both are defined here: siprintf is another name for sprintf.
 int sprintf(char* out, const char* format, ...) {
   va_list args;
   va_start(args, format);
@@ -38,14 +38,7 @@ int sprintf(char* out, const char* format, ...) {
   va_end(args);
   return n;
 }
-
-int siprintf(char* out, const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  const int n = memfit::wasm::small_vsnprintf(out, INT_MAX, format, args);
-  va_end(args);
-  return n;
-}
+int siprintf(char* out, const char* format, ...) __attribute__((alias("sprintf")));
 
 double strtod(const char* text, char** end) { return memfit::parse_double(text, end); }
 
