@@ -289,6 +289,12 @@ std::string HubClient::fetch_model_info(const std::string& repo) {
   return cached_get(url, fmt::format("fetching api/models/{}", repo), repo);
 }
 
+namespace {
+// 206, or a 200 that carries a Content-Range: the range asked with the wrong status (cpp-httplib
+// answers so when a handler sets 200 itself), read as the 206 it is. A plain 200 is the whole file.
+bool is_partial(HttpResponse& r) { return r.status == 206 || !r.headers["content-range"].empty(); }
+}  // namespace
+
 HubClient::Range HubClient::fetch_range(const std::string& repo, const std::string& file,
                                         std::uint64_t first, std::uint64_t last) {
   const std::string url =
@@ -300,17 +306,22 @@ HubClient::Range HubClient::fetch_range(const std::string& repo, const std::stri
     return out;
   }
   if (r.status != 206 && r.status != 200) raise_for(r, "reading " + file, repo);
-  if (r.status == 200) {  // the server ignored Range: it sent the whole file
+  if (!is_partial(r)) {  // the server ignored Range: it sent the whole file
     out.total = r.body.size();
     out.body = first < r.body.size() ? r.body.substr(first, last - first + 1) : std::string();
     return out;
   }
-  out.total = parse_total(r.headers["content-range"]);
+  const std::string& content_range = r.headers["content-range"];
+  out.total = parse_total(content_range);
   out.body = std::move(r.body);
   if (out.body.size() > last - first + 1)
     throw HubError{HubErrorKind::kHttp,
                    fmt::format("reading {}: asked for {} bytes, the server sent {}", file,
                                last - first + 1, out.body.size())};
+  if (parse_first(content_range) != std::optional<std::uint64_t>(first))
+    throw HubError{HubErrorKind::kHttp,
+                   fmt::format("reading {}: asked for bytes from {}, the server sent Content-Range '{}'",
+                               file, first, content_range)};
   return out;
 }
 
@@ -321,7 +332,7 @@ HubClient::Range HubClient::fetch_tail(const std::string& repo, const std::strin
   HttpResponse r = get(url, fmt::format("-{}", n), n);
   if (r.status != 206 && r.status != 200) raise_for(r, "reading " + file, repo);
   Range out;
-  if (r.status == 200) {  // the server ignored Range, and the whole file fit in `n` bytes
+  if (!is_partial(r)) {  // the server ignored Range, and the whole file fit in `n` bytes
     out.total = r.body.size();
     out.body = std::move(r.body);
     return out;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "exit_codes.h"
 #include "support/mock_hub.h"
 #include "support/reference.h"
 #include "support/run_process.h"
@@ -140,4 +141,37 @@ TEST_CASE("Hub --exact: headers by HTTP Range, sharded, token kept home on redir
     CHECK(s.authorization.empty());
     CHECK(s.range == "bytes=0-65535");
   }
+}
+
+TEST_CASE("Hub --exact: a server that ignores Range is cut off at the bytes asked, not read whole") {
+  if (!memfit::test::reference_dir()) return memfit::test::skip_loudly("Hub exact golden");
+  MockHub hub;
+  const std::string dir = golden("tiny-gpt2");
+  hub.add_model("org/no-range", "transformers", {{"config.json", memfit::test::read_text(dir + "/config.json")}});
+  // A real checkpoint followed by 16 MiB: answered with 200 and the whole body, whatever Range says.
+  std::string whole = memfit::test::read_text(dir + "/model.safetensors") + std::string(16 << 20, '\0');
+  hub.add_raw("/org/no-range/resolve/main/model.safetensors", 200, whole, /*honor_range=*/false);
+  auto r = run_memfit({"estimate", "org/no-range", "--exact", "--json"}, {{"HF_ENDPOINT", hub.endpoint()}});
+  CHECK(r.exit_code == memfit::cli::kExitNetwork);
+  CHECK_MESSAGE(r.err.find("the server ignored the Range request") != std::string::npos, r.err);
+  CHECK(r.err.find("never downloads them whole") != std::string::npos);
+  bool ranged = false;
+  for (const auto& s : hub.requests())
+    if (s.path == "/org/no-range/resolve/main/model.safetensors") ranged = !s.range.empty();
+  CHECK(ranged);  // memfit asked for a range; the cut-off is what kept it from the 16 MiB
+}
+
+TEST_CASE("Hub --exact: a range answered with 200 and a Content-Range is read as the range it is") {
+  // cpp-httplib does this when a handler sets 200 explicitly: the bytes asked, status 200.
+  if (!memfit::test::reference_dir()) return memfit::test::skip_loudly("Hub exact golden");
+  MockHub hub;
+  const std::string dir = golden("tiny-gpt2");
+  hub.add_model("org/range-200", "transformers", {{"config.json", memfit::test::read_text(dir + "/config.json")}});
+  hub.add_raw("/org/range-200/resolve/main/model.safetensors", 200,
+              memfit::test::read_text(dir + "/model.safetensors"));
+  auto r = run_memfit({"estimate", "org/range-200", "--exact", "--json"}, {{"HF_ENDPOINT", hub.endpoint()}});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["source"] == "checkpoint");
+  CHECK(j["comparison"]["matches"] == true);
 }

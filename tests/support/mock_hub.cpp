@@ -19,15 +19,23 @@ struct MockHub::Impl {
   mutable std::mutex mu;
   std::map<std::string, Model> models;
   std::map<std::string, std::string> redirects;
-  std::map<std::string, std::pair<int, std::string>> raw;
+  struct Raw {
+    int status;
+    std::string body;
+    bool honor_range;
+  };
+  std::map<std::string, Raw> raw;
   std::vector<SeenRequest> seen;
 
   void handle(const httplib::Request& req, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(mu);
     seen.push_back({req.path, req.get_header_value("Authorization"), req.get_header_value("Range")});
     if (auto it = raw.find(req.path); it != raw.end()) {
-      res.status = it->second.first;
-      res.set_content(it->second.second, "application/json");
+      // httplib applies req.ranges to the response after this handler: forgetting them is how
+      // a test server ignores Range.
+      if (!it->second.honor_range) const_cast<httplib::Request&>(req).ranges.clear();
+      res.status = it->second.status;
+      res.set_content(it->second.body, "application/json");
       return;
     }
     if (auto it = redirects.find(req.path); it != redirects.end()) {
@@ -119,9 +127,9 @@ void MockHub::add_redirect(const std::string& path, const std::string& location)
   impl_->redirects[path] = location;
 }
 
-void MockHub::add_raw(const std::string& path, int status, const std::string& body) {
+void MockHub::add_raw(const std::string& path, int status, const std::string& body, bool honor_range) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->raw[path] = {status, body};
+  impl_->raw[path] = {status, body, honor_range};
 }
 
 std::vector<SeenRequest> MockHub::requests() const {

@@ -38,8 +38,10 @@ class MockHub {
                        const std::string& library_name, std::map<std::string, std::string> files);
   // A redirect: /{repo}/resolve/main/{file} → `location` (absolute or relative).
   void add_redirect(const std::string& path, const std::string& location);
-  // Any raw route: exact path → (status, body).
-  void add_raw(const std::string& path, int status, const std::string& body);
+  // Any raw route: exact path → (status, body). cpp-httplib cuts the body to a requested Range
+  // (keeping the status given, and adding Content-Range); with honor_range false the route
+  // answers as a server that ignores Range: the whole body.
+  void add_raw(const std::string& path, int status, const std::string& body, bool honor_range = true);
 
   std::vector<SeenRequest> requests() const;
 
