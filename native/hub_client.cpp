@@ -55,6 +55,7 @@ std::size_t write_body(char* data, std::size_t size, std::size_t n, void* user) 
   long status = 0;
   curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
   if (sink->max && status >= 200 && status < 300 && sink->body->size() + size * n > sink->max) {
+    sink->body->append(data, sink->max - sink->body->size());  // exactly the first `max` bytes
     sink->cut = true;  // returning less than given makes libcurl abort the transfer
     return 0;
   }
@@ -189,13 +190,17 @@ HttpResponse HubClient::get(const std::string& start_url, const std::string& ran
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
-    if (sink.cut)
+    // A 200 to a range from byte 0 is the file from its start: its first max_body bytes are the
+    // range asked, kept, and the rest is never read (the page does the same). Any other cut is
+    // refused: what was asked lies further in, and memfit will not read up to it.
+    r.truncated = sink.cut && r.status == 200 && range.rfind("0-", 0) == 0;
+    if (sink.cut && !r.truncated)
       throw HubError{HubErrorKind::kHttp,
                      fmt::format("{} sent more than the {} bytes asked (HTTP {}{}); memfit reads "
                                  "checkpoints by range and never downloads them whole",
                                  origin_of(url), max_body, r.status,
                                  r.status == 200 ? ": the server ignored the Range request" : "")};
-    if (rc != CURLE_OK)
+    if (rc != CURLE_OK && !r.truncated)
       throw HubError{HubErrorKind::kNetwork,
                      fmt::format("cannot reach {}: {}", origin_of(url), curl_easy_strerror(rc))};
     r.url = url;
@@ -290,6 +295,12 @@ std::string HubClient::fetch_model_info(const std::string& repo) {
 }
 
 namespace {
+std::optional<std::uint64_t> content_length(HttpResponse& r) {
+  const std::string& v = r.headers["content-length"];
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 19) return std::nullopt;
+  return std::stoull(v);
+}
+
 // 206, or a 200 that carries a Content-Range: the range asked with the wrong status (cpp-httplib
 // answers so when a handler sets 200 itself), read as the 206 it is. A plain 200 is the whole file.
 bool is_partial(HttpResponse& r) { return r.status == 206 || !r.headers["content-range"].empty(); }
@@ -306,8 +317,8 @@ HubClient::Range HubClient::fetch_range(const std::string& repo, const std::stri
     return out;
   }
   if (r.status != 206 && r.status != 200) raise_for(r, "reading " + file, repo);
-  if (!is_partial(r)) {  // the server ignored Range: it sent the whole file
-    out.total = r.body.size();
+  if (!is_partial(r)) {  // the server ignored Range: the whole file, or (truncated) its start
+    out.total = r.truncated ? content_length(r) : std::optional<std::uint64_t>(r.body.size());
     out.body = first < r.body.size() ? r.body.substr(first, last - first + 1) : std::string();
     return out;
   }

@@ -47,6 +47,7 @@ struct HttpResponse {
   std::string body;
   std::map<std::string, std::string> headers;  // lower-case names
   std::string url;                             // after redirects
+  bool truncated = false;  // a 200 to a range from byte 0, kept to the bytes asked (see get())
 };
 
 class HubClient {
@@ -63,8 +64,9 @@ class HubClient {
     std::string body;
     std::optional<std::uint64_t> total;
   };
-  // A server that ignores Range (200 with the whole file) is accepted only while the file is no
-  // longer than the range asked: a longer body is cut off and refused, never downloaded whole.
+  // A server that ignores Range answers 200 with the whole file: for a range from byte 0 its
+  // first bytes are kept and the transfer stopped there (total from Content-Length); for a range
+  // further in it is refused (memfit never reads a checkpoint up to a far range).
   Range fetch_range(const std::string& repo, const std::string& file, std::uint64_t first,
                     std::uint64_t last);
   // The last `n` bytes of a repo file (a suffix range, bytes=-n) and the file size, in one

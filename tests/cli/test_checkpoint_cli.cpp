@@ -143,22 +143,32 @@ TEST_CASE("Hub --exact: headers by HTTP Range, sharded, token kept home on redir
   }
 }
 
-TEST_CASE("Hub --exact: a server that ignores Range is cut off at the bytes asked, not read whole") {
+TEST_CASE("Hub --exact: a server that ignores Range is read only as far as asked") {
   if (!memfit::test::reference_dir()) return memfit::test::skip_loudly("Hub exact golden");
   MockHub hub;
   const std::string dir = golden("tiny-gpt2");
-  hub.add_model("org/no-range", "transformers", {{"config.json", memfit::test::read_text(dir + "/config.json")}});
-  // A real checkpoint followed by 16 MiB: answered with 200 and the whole body, whatever Range says.
-  std::string whole = memfit::test::read_text(dir + "/model.safetensors") + std::string(16 << 20, '\0');
-  hub.add_raw("/org/no-range/resolve/main/model.safetensors", 200, whole, /*honor_range=*/false);
+  const std::string config = memfit::test::read_text(dir + "/config.json");
+  hub.add_model("org/no-range", "transformers", {{"config.json", config}});
+  // A real 1 MB checkpoint, answered with 200 and the whole body whatever Range says.
+  const std::string checkpoint = memfit::test::read_text(dir + "/model.safetensors");
+  REQUIRE(checkpoint.size() > (1u << 20));
+  hub.add_raw("/org/no-range/resolve/main/model.safetensors", 200, checkpoint, /*honor_range=*/false);
   auto r = run_memfit({"estimate", "org/no-range", "--exact", "--json"}, {{"HF_ENDPOINT", hub.endpoint()}});
-  CHECK(r.exit_code == memfit::cli::kExitNetwork);
-  CHECK_MESSAGE(r.err.find("the server ignored the Range request") != std::string::npos, r.err);
-  CHECK(r.err.find("never downloads them whole") != std::string::npos);
-  bool ranged = false;
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);  // the header lies in the first 64 KiB: kept, the rest unread
+  CHECK(nlohmann::json::parse(r.out)["comparison"]["matches"] == true);
   for (const auto& s : hub.requests())
-    if (s.path == "/org/no-range/resolve/main/model.safetensors") ranged = !s.range.empty();
-  CHECK(ranged);  // memfit asked for a range; the cut-off is what kept it from the 16 MiB
+    if (s.path == "/org/no-range/resolve/main/model.safetensors") CHECK(s.range == "bytes=0-65535");
+
+  // A header longer than the first 64 KiB needs a range further in: refused, never read up to.
+  const std::string meta = R"({"__metadata__":{"pad":")" + std::string(100000, 'x') + R"("}})";
+  std::string big(8, '\0');
+  for (int i = 0; i < 8; ++i) big[static_cast<std::size_t>(i)] = static_cast<char>((meta.size() >> (8 * i)) & 0xff);
+  hub.add_model("org/no-range-big", "transformers", {{"config.json", config}});
+  hub.add_raw("/org/no-range-big/resolve/main/model.safetensors", 200, big + meta, /*honor_range=*/false);
+  auto big_r = run_memfit({"estimate", "org/no-range-big", "--exact", "--json"}, {{"HF_ENDPOINT", hub.endpoint()}});
+  CHECK(big_r.exit_code == memfit::cli::kExitNetwork);
+  CHECK_MESSAGE(big_r.err.find("the server ignored the Range request") != std::string::npos, big_r.err);
+  CHECK(big_r.err.find("never downloads them whole") != std::string::npos);
 }
 
 TEST_CASE("Hub --exact: a range answered with 200 and a Content-Range is read as the range it is") {
