@@ -203,6 +203,19 @@ describe('exact mode', () => {
     });
   }
 
+  for (const id of ['memfit-test/no-range', 'memfit-test/range-200']) {
+    test(`a server that ignores Range or answers it with 200 is read as far as needed, as the CLI does: ${id}`, async (t) => {
+      if (!existsSync(GOLDEN)) { t.skip('*** SKIPPED: no reference golden data ***'); return; }
+      const { page, context } = await openPage(browser);
+      await page.goto(url({ model: id, source: 'exact' }));
+      assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+      const r = await pageJson(page);
+      assert.equal(r.source, 'checkpoint');
+      assert.deepEqual(r, await cliJson([id, '--exact'], { endpoint: hub.url }));
+      await context.close();
+    });
+  }
+
   test('a redirect to a CDN never carries the token', async (t) => {
     if (!existsSync(GOLDEN)) { t.skip('*** SKIPPED: no reference golden data ***'); return; }
     const { page, context } = await openPage(browser);

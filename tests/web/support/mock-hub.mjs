@@ -49,6 +49,9 @@ function loadRepos() {
     const cdn = goldenRepo(join(GOLDEN, 'tiny-llama'));
     cdn.cdn = new Set(['model.safetensors']);
     repos.set('memfit-test/cdn-llama', cdn);
+    // servers that ignore Range, or answer a range with 200 (and a Content-Range)
+    repos.set('memfit-test/no-range', { ...goldenRepo(join(GOLDEN, 'tiny-gpt2')), rangeAs: 'whole' });
+    repos.set('memfit-test/range-200', { ...goldenRepo(join(GOLDEN, 'tiny-gpt2')), rangeAs: 'status200' });
   }
   const llama = readFileSync(join(CONFIGS, 'meta-llama--Llama-2-7b-hf.json'));
   repos.set('memfit-test/gated-llama', { library: 'transformers', gated: 'manual', files: new Map([['config.json', llama]]) });
@@ -70,9 +73,12 @@ const CORS = {
   'Access-Control-Max-Age': '600',
 };
 
-/** Serves a body, honouring a single "bytes=a-b" Range. */
-function sendBytes(req, res, body, type) {
-  const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range || '');
+/**
+ * Serves a body, honouring a single "bytes=a-b" Range — unless `rangeAs` says to answer as a
+ * server that ignores Range ('whole': 200 and everything) or one that sends the range with 200.
+ */
+function sendBytes(req, res, body, type, rangeAs = null) {
+  const range = rangeAs === 'whole' ? null : /^bytes=(\d+)-(\d*)$/.exec(req.headers.range || '');
   if (!range) {
     res.writeHead(200, { ...CORS, 'Content-Type': type, 'Content-Length': body.length, 'Accept-Ranges': 'bytes' });
     res.end(body);
@@ -85,7 +91,7 @@ function sendBytes(req, res, body, type) {
     res.end();
     return;
   }
-  res.writeHead(206, { ...CORS, 'Content-Type': type, 'Content-Length': last - first + 1, 'Content-Range': `bytes ${first}-${last}/${body.length}`, 'Accept-Ranges': 'bytes' });
+  res.writeHead(rangeAs === 'status200' ? 200 : 206, { ...CORS, 'Content-Type': type, 'Content-Length': last - first + 1, 'Content-Range': `bytes ${first}-${last}/${body.length}`, 'Accept-Ranges': 'bytes' });
   res.end(body.subarray(first, last + 1));
 }
 
@@ -146,7 +152,7 @@ export async function startMockHub() {
         res.end();
         return;
       }
-      sendBytes(req, res, body, file.endsWith('.json') ? 'application/json' : 'application/octet-stream');
+      sendBytes(req, res, body, file.endsWith('.json') ? 'application/json' : 'application/octet-stream', repo.rangeAs);
     };
     if (repo.slowMs) {
       const t = setTimeout(() => { timers.delete(t); if (!res.writableEnded) answer(); }, repo.slowMs);
