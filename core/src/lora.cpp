@@ -1,6 +1,5 @@
 #include "memfit/lora.h"
 
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -50,15 +49,14 @@ LoraPlan lora_plan(const TensorTree& tree, std::int64_t vocab, std::int64_t rank
   if (targets.empty())
     throw Error(ErrorCode::kInvalidArgument, "LoRA: no target modules given (names, or all-linear)");
   const std::vector<LinearLayer> layers = linear_layers(tree, vocab);
-  std::unordered_map<int, const LinearLayer*> by_module;
-  for (const auto& l : layers) by_module[l.module] = &l;
+  std::vector<const LinearLayer*> by_module(tree.modules.size(), nullptr);  // module → its layer
+  for (const auto& l : layers) by_module[static_cast<std::size_t>(l.module)] = &l;
 
   const bool all_linear = targets.size() == 1 && (targets[0] == "all-linear" || targets[0] == "ALL-LINEAR");
   LoraPlan plan;
   for (std::size_t mi = 1; mi < tree.modules.size(); ++mi) {
     const std::string& name = tree.modules[mi].name;
-    auto it = by_module.find(static_cast<int>(mi));
-    const LinearLayer* l = it == by_module.end() ? nullptr : it->second;
+    const LinearLayer* l = by_module[mi];
     bool hit = false;
     if (all_linear) {
       hit = l && l->is_linear() && !l->output_head;

@@ -1,7 +1,6 @@
 #include "memfit/quantization.h"
 
 #include <cmath>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -180,21 +179,21 @@ WeightBytes weight_bytes(const TensorTree& tree, std::int64_t vocab, DType compu
   opt.bool_as_bit = false;
   opt.dtype = compute;
   opt.cast_floats = true;
-  std::unordered_map<int, const LinearLayer*> quantized_weight;  // tensor → layer
+  std::vector<const LinearLayer*> quantized_weight(tree.tensors.size(), nullptr);  // tensor → layer
   std::vector<LinearLayer> layers;
   if (scheme) {
     layers = linear_layers(tree, vocab);
     for (const auto& l : layers)
       if (is_quantized_by(l, tree.modules[static_cast<std::size_t>(l.module)].name, *scheme))
-        quantized_weight[l.weight] = &l;
+        quantized_weight[static_cast<std::size_t>(l.weight)] = &l;
   }
   WeightBytes out;
   for (std::size_t i = 0; i < tree.tensors.size(); ++i) {
     const TensorInfo& t = tree.tensors[i];
     if (!counted(t, opt)) continue;
-    auto q = quantized_weight.find(static_cast<int>(i));
-    if (q != quantized_weight.end() && !t.is_alias()) {
-      const double b = quantized_layer_bytes(*q->second, *scheme);
+    const LinearLayer* q = quantized_weight[i];
+    if (q && !t.is_alias()) {
+      const double b = quantized_layer_bytes(*q, *scheme);
       out.bytes += b;
       out.quantized_bytes += b;
       ++out.quantized_layers;
