@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
-#include <unordered_map>
+#include <map>
 
 #include "memfit/plan/infer_device_map.h"
 
@@ -21,7 +21,7 @@ namespace {
 
 // get_module_leaves: keys (but "") of which no other key is a direct child.
 std::vector<std::string> module_leaves(const std::vector<std::string>& keys) {
-  std::unordered_map<std::string, int> children;
+  std::map<std::string, int> children;
   for (const auto& k : keys) {
     if (k.empty()) continue;
     const auto dot = k.rfind('.');

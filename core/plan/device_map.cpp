@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_set>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -69,7 +69,7 @@ const Device* device_of(const DeviceMap& map, const std::string& tensor_name) {
 
 Result<bool> check_device_map(const TensorTree& tree, const DeviceMap& map) {
   std::vector<std::string> unknown, uncovered, twice;
-  std::unordered_set<std::string> keys;
+  std::set<std::string> keys;
   for (const auto& [k, v] : map) {
     if (!keys.insert(k).second) twice.push_back(k);
     if (!k.empty() && tree.find_module(k) < 0 && tree.find_tensor(k) < 0) unknown.push_back(k);

@@ -35,7 +35,7 @@ AccelerateOptions accelerate_options(const PlanRequest& req) {
 // `fit` budgets the KV cache and activation workspace with the same model as
 // `memfit estimate --context … --batch …` (will_it_run): the KV cache is spread evenly over the
 // no-split blocks that hold attention layers, in order.
-void runtime_parts(const PlanRequest& req, const TensorTree& tree, std::unordered_map<std::string, std::uint64_t>* kv,
+void runtime_parts(const PlanRequest& req, const TensorTree& tree, std::map<std::string, std::uint64_t>* kv,
                    std::uint64_t* activations, std::vector<std::string>* notes) {
   RunOptions ro;
   ro.context = static_cast<std::int64_t>(req.context);

@@ -1,7 +1,7 @@
 #include "memfit/checkpoint_index.h"
 
-#include <unordered_map>
-#include <unordered_set>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -45,7 +45,7 @@ Result<CheckpointIndex> parse_index(std::string_view text, std::string_view sour
     if (wm == j.end() || !wm->is_object())
       fail(ErrorCode::kIndexInvalid, source, "missing 'weight_map' (an object tensor → shard file)");
     CheckpointIndex index;
-    std::unordered_set<std::string> seen_shards;
+    std::set<std::string> seen_shards;
     for (const auto& [name, file] : wm->items()) {
       if (!file.is_string())
         fail(ErrorCode::kIndexInvalid, source,
@@ -77,8 +77,8 @@ Result<CheckpointIndex> parse_index(std::string_view text, std::string_view sour
 Result<bool> check_index_against_shards(const CheckpointIndex& index, const ShardHeaders& shards,
                                         std::string_view source) {
   return capture([&]() -> bool {
-    std::unordered_map<std::string, std::unordered_map<std::string, std::uint64_t>> held;
-    std::unordered_map<std::string, std::string> home;  // tensor → the shard that holds it
+    std::map<std::string, std::map<std::string, std::uint64_t>> held;
+    std::map<std::string, std::string> home;  // tensor → the shard that holds it
     std::uint64_t total = 0;
     for (const auto& [shard, header] : shards)
       for (const auto& t : header.tensors) {
@@ -89,7 +89,7 @@ Result<bool> check_index_against_shards(const CheckpointIndex& index, const Shar
         held[shard][t.name] = t.nbytes();
         total += t.nbytes();
       }
-    std::unordered_set<std::string> listed;
+    std::set<std::string> listed;
     for (const auto& [name, shard] : index.weight_map) {
       listed.insert(name);
       auto s = held.find(shard);

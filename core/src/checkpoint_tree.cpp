@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <unordered_map>
-#include <unordered_set>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -83,7 +83,7 @@ TensorTree tree_from_checkpoint(const std::vector<CheckpointTensor>& tensors) {
 }
 
 void adopt_classes(TensorTree& checkpoint_tree, const TensorTree& config_tree) {
-  std::unordered_map<std::string, const ModuleNode*> by_name;
+  std::map<std::string, const ModuleNode*> by_name;
   for (const auto& m : config_tree.modules) by_name[m.name] = &m;
   for (auto& m : checkpoint_tree.modules)
     if (auto it = by_name.find(m.name); it != by_name.end()) m.class_name = it->second->class_name;
@@ -94,7 +94,7 @@ TreeComparison compare_trees(const TensorTree& config_tree,
                              const std::vector<CheckpointTensor>& checkpoint,
                              std::optional<DType> expected_dtype) {
   std::map<std::string, const TensorInfo*> expected;
-  std::unordered_set<std::string> aliases;
+  std::set<std::string> aliases;
   for (const auto& t : config_tree.tensors) {
     if (t.is_alias()) aliases.insert(t.name);
     else if (t.kind == TensorKind::kParameter || t.persistent) expected[t.name] = &t;
@@ -128,7 +128,7 @@ TreeComparison compare_trees(const TensorTree& config_tree,
   out.add_prefix = add;
   out.strip_prefix = strip;
 
-  std::unordered_set<std::string> seen;
+  std::set<std::string> seen;
   for (const auto& [name, t] : got) {
     std::string k = name;
     if (!strip.empty() && k.rfind(strip, 0) == 0) k = k.substr(strip.size());

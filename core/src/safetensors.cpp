@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
-#include <unordered_set>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -244,7 +244,7 @@ std::string write_header(const std::vector<TensorEntry>& tensors,
   }
   // Appended to the ordered object directly: its operator[] searches linearly, which made a
   // 90,000-tensor header quadratic. Names must be unique; a duplicate is a caller's bug.
-  std::unordered_set<std::string_view> seen;
+  std::set<std::string_view> seen;
   auto& members = j.get_ref<Json::object_t&>();
   for (const auto& t : tensors) {
     if (!seen.insert(t.name).second)

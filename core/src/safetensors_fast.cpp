@@ -7,7 +7,7 @@
 #include "safetensors_fast.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <map>
 
 #include "memfit/strict_json.h"  // sax_parse_json
 #include "memfit/config.h"  // memfit::Json: the same nlohmann instantiation as the strict parser,
@@ -162,7 +162,7 @@ std::optional<Header> parse_header_fast(std::string_view header_json) {
   FastHeaderSax sax(&h);
   if (!sax_parse_json(header_json, &sax) || !sax.done()) return std::nullopt;
   if (!names_unique(h)) return std::nullopt;
-  std::unordered_map<std::string_view, int> seen;
+  std::map<std::string_view, int> seen;
   for (const auto& [k, v] : h.metadata)
     if (!seen.emplace(k, 0).second) return std::nullopt;
   return h;

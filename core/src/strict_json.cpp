@@ -1,7 +1,7 @@
 #include "memfit/strict_json.h"
 
 #include <string>
-#include <unordered_set>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -156,7 +156,7 @@ class StrictDomBuilder : public nlohmann::json_sax<Json> {
   bool replace_ = false;  // the current key repeats one of its object's earlier keys
   std::vector<Json*> stack_;  // open containers; pointers stay valid: a container is only
                               // appended to while it is the innermost open one
-  std::vector<std::unordered_set<std::string>> keys_;
+  std::vector<std::set<std::string>> keys_;
   std::string key_;
 };
 

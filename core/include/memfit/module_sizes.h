@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 #include "memfit/dtype.h"
@@ -32,7 +32,7 @@ struct SizeOptions {
   // both ways) instead of accelerate's min(). Used for checkpoints stored in half precision.
   bool cast_floats = false;
   // Per-tensor dtype overrides by full name (accelerate's special_dtypes): applied to any tensor.
-  std::unordered_map<std::string, DType> special_dtypes;
+  std::map<std::string, DType> special_dtypes;
 };
 
 // accelerate's module_sizes dict, kept by tree index: estimating a 100k-tensor model must not

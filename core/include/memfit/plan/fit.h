@@ -13,7 +13,7 @@
 #pragma once
 
 #include <string>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 #include "memfit/error.h"
@@ -30,7 +30,7 @@ struct FitOptions {
   std::uint64_t overhead_bytes = 500ull << 20;  // CUDA context + library workspaces, per GPU
   std::uint64_t activation_bytes = 0;           // forward workspace at context × batch, per GPU
   // KV cache bytes (at context × batch) per unit name: usually one entry per decoder layer.
-  std::unordered_map<std::string, std::uint64_t> kv_bytes;
+  std::map<std::string, std::uint64_t> kv_bytes;
   bool allow_disk = true;
 };
 

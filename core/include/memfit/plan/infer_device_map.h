@@ -4,7 +4,7 @@
 
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 #include "memfit/dtype.h"
@@ -19,7 +19,7 @@ namespace memfit::plan {
 struct AccelerateOptions {
   std::optional<std::vector<std::string>> no_split;  // default: the model's _no_split_modules
   std::optional<DType> dtype;                        // weights converted to it when loaded
-  std::unordered_map<std::string, DType> special_dtypes;
+  std::map<std::string, DType> special_dtypes;
   bool offload_buffers = false;
   bool clean_result = true;
   bool include_legacy_buffers = true;  // size buffers as transformers 4.40 allocates them

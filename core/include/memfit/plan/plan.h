@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,13 +23,13 @@ struct PlanRequest {
   std::string strategy = "auto";  // auto | balanced | balanced_low_0 | sequential | fit
   std::optional<DType> dtype;
   std::optional<std::vector<std::string>> no_split;
-  std::unordered_map<std::string, DType> special_dtypes;
+  std::map<std::string, DType> special_dtypes;
   bool offload_buffers = false;
   bool no_disk = false;
   std::uint64_t context = 4096, batch = 1;
   std::uint64_t overhead_bytes = 500ull << 20;
   // KV bytes per unit and activation bytes for `fit` (computed by the caller from the config).
-  std::unordered_map<std::string, std::uint64_t> kv_bytes;
+  std::map<std::string, std::uint64_t> kv_bytes;
   std::uint64_t activation_bytes = 0;
 };
 
