@@ -152,13 +152,12 @@ std::shared_ptr<Executor::Fetched> Executor::fetch(std::size_t stage) const {
     if (!w || staging.gathered[i]) continue;  // missing (--allow-missing: the stage names it if it
                                               // needs it), or read by rows in gather_rows()
     at::Tensor t = w->tensor;
-    const bool floating = at::isFloatingType(t.scalar_type());
     if (w->on_disk()) {
       // The stored bytes as read, aligned like the mapping; cast exactly as the loader casts
       // resident weights. The view keeps the buffer busy until the stage is done with it.
-      t = at::from_blob(base + staging.offsets[i], t.sizes(), t.strides(), [keep = out->staging](void*) {},
-                        t.options());
-      if (floating && t.scalar_type() != model_.dtype) t = t.to(model_.dtype);
+      t = cast_floating(at::from_blob(base + staging.offsets[i], t.sizes(), t.strides(),
+                                      [keep = out->staging](void*) {}, t.options()),
+                        model_.dtype);
       out->bytes += w->nbytes;
     }
     if (t.device() != exec) {
@@ -171,8 +170,7 @@ std::shared_ptr<Executor::Fetched> Executor::fetch(std::size_t stage) const {
       if (!w->on_disk()) out->bytes += w->nbytes;
       out->streamed.push_back(t);
     }
-    if (floating && t.scalar_type() != options_.compute_dtype) t = t.to(options_.compute_dtype);
-    out->weights.set(names[i], t);
+    out->weights.set(names[i], cast_floating(t, options_.compute_dtype));
   }
 #ifdef MEMFIT_TORCH_CUDA
   if (copy_stream_) {
@@ -219,10 +217,7 @@ void Executor::gather_rows(std::size_t stage, const ForwardState& s, StageWeight
     stats_.read_seconds += since(r0);
     stats_.read_bytes += static_cast<std::uint64_t>(n) * row_bytes;
     stats_.streamed_bytes += static_cast<std::uint64_t>(n) * row_bytes;
-    const bool floating = at::isFloatingType(rows.scalar_type());
-    if (floating && rows.scalar_type() != model_.dtype) rows = rows.to(model_.dtype);
-    rows = rows.to(model_.exec_device);
-    if (floating && rows.scalar_type() != options_.compute_dtype) rows = rows.to(options_.compute_dtype);
+    rows = cast_floating(cast_floating(rows, model_.dtype).to(model_.exec_device), options_.compute_dtype);
     w.set_gathered(r.name, rows, row_of_id);
   }
 }
@@ -344,10 +339,7 @@ void OffloadHook::pre_forward() {
   for (const auto& w : model_.weights) {
     StoredWeight r = w;
     at::Tensor t = w.tensor;
-    if (w.on_disk()) {
-      t = aligned_copy(t);
-      if (at::isFloatingType(t.scalar_type()) && t.scalar_type() != model_.dtype) t = t.to(model_.dtype);
-    }
+    if (w.on_disk()) t = cast_floating(aligned_copy(t), model_.dtype);
     r.tensor = t.to(model_.exec_device);
     r.device = exec;
     resident_.push_back(r.tensor);

@@ -94,7 +94,8 @@ class Executor {
   std::uint64_t staging_bytes_ = 0;                       // the largest stage's buffer
   mutable std::mutex pool_mutex_;
   mutable std::vector<at::Tensor> pool_;  // a buffer is free when only the pool refers to it
-  // Fetches in flight (stage, result), in stage order; last, so it goes first (it waits for them).
+  // Fetches in flight (stage, result), in stage order. ~Executor() drains it first: a fetch still
+  // reading uses files_, the pool and the copy stream.
   std::deque<std::pair<std::size_t, std::future<std::shared_ptr<Fetched>>>> ahead_;
   struct CopyStream;           // CUDA only: the stream prefetch copies run on
   std::unique_ptr<CopyStream> copy_stream_;

@@ -20,6 +20,12 @@ namespace memfit::torchrt {
 at::ScalarType to_scalar_type(DType dt, const std::string& tensor_name);
 DType from_scalar_type(at::ScalarType st);
 
+// A floating-point tensor in `dtype`; any other as it is (integer buffers keep their type). The
+// one cast every placement applies, so resident, streamed and gathered weights get the same bits.
+inline at::Tensor cast_floating(at::Tensor t, at::ScalarType dtype) {
+  return at::isFloatingType(t.scalar_type()) && t.scalar_type() != dtype ? t.to(dtype) : t;
+}
+
 // True when this LibTorch was built with CUDA and a device is visible.
 bool cuda_available();
 

@@ -95,9 +95,7 @@ std::unordered_map<std::size_t, std::shared_ptr<cli::MappedFile>> offload_bin_we
       folder, entries, [&](std::size_t i, const cli::OffloadEntry& e, const cli::ChunkWriter& write) {
         const WeightRecord& r = lp.source.records[disk[i]->record];
         const auto file = file_of(r.file);
-        at::Tensor t = view_of(r, file);
-        if (at::isFloatingType(t.scalar_type()) && t.scalar_type() != dtype) t = t.to(dtype);
-        t = t.contiguous();
+        const at::Tensor t = cast_floating(view_of(r, file), dtype).contiguous();
         write(t.data_ptr(), static_cast<std::size_t>(e.nbytes()));
         file->advise_dontneed(r.data_offset, r.span_bytes);
         advance(r.nbytes);  // may throw (cancel): the writer removes its temporary folder
@@ -236,10 +234,8 @@ std::unique_ptr<LoadedModel> load_model(LoadPlan plan, const LoadOptions& option
         model->stats.cpu_bytes += sw.tensor.numel() * sw.tensor.element_size();
         break;
       case plan::Device::Kind::kGpu: {
-        const auto dtype = at::isFloatingType(view.scalar_type()) ? model->dtype : view.scalar_type();
         // Cast on the CPU first so every placement applies the very same conversion.
-        at::Tensor host = view.scalar_type() == dtype ? view : view.to(dtype);
-        sw.tensor = host.to(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(pw->device.index)));
+        sw.tensor = cast_floating(view, model->dtype).to(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(pw->device.index)));
         file->advise_dontneed(r.data_offset, r.span_bytes);
         model->stats.gpu_bytes += sw.tensor.numel() * sw.tensor.element_size();
         break;

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "support/reference.h"
 #include "torch_test_support.h"
@@ -82,6 +83,35 @@ TEST_CASE("placement: logits are bitwise identical resident, CPU + disk, disk on
         }
     }
   }
+}
+
+TEST_CASE("executor: one compute thread fewer only while a prefetch thread reads disk weights on a CPU") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("default compute threads");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const Loaded resident = load(*dir + "/tiny-gpt2");
+  const Loaded disk = load(*dir + "/tiny-gpt2", R"({"": "disk"})");
+  torchrt::ExecOptions prefetch, naive;
+  naive.prefetch = false;
+  CHECK(torchrt::default_compute_threads(*resident.model, prefetch) == cores);
+  CHECK(torchrt::default_compute_threads(*disk.model, naive) == cores);
+  CHECK(torchrt::default_compute_threads(*disk.model, prefetch) == (cores > 1 ? cores - 1 : 1));
+}
+
+TEST_CASE("executor: with prefetch_next_forward off, repeated forwards give the same bits and bytes") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("prefetch_next_forward");
+  const auto ids = golden_input(golden_json("tiny-gpt2"), "C");
+  const Loaded base = load(*dir + "/tiny-gpt2");
+  const at::Tensor expected = run(base, ids, {/*prefetch=*/false});
+  const Loaded disk = load(*dir + "/tiny-gpt2", R"({"": "disk"})");
+  torchrt::ExecOptions opt;
+  opt.prefetch_next_forward = false;
+  torchrt::Executor exec(*disk.model, *disk.program, opt);
+  CHECK(bitwise_equal(exec.forward(ids), expected));
+  const auto once = exec.stats().streamed_bytes;
+  CHECK(bitwise_equal(exec.forward(ids), expected));
+  CHECK(exec.stats().streamed_bytes == 2 * once);
 }
 
 TEST_CASE("placement: a planner strategy with a small CPU budget offloads the rest to disk, same bits") {
