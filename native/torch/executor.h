@@ -5,12 +5,13 @@
 // in place); after it, streamed copies are released. Disk weights are read (pread, one read per
 // run of adjacent tensors: staging_layout.h) into a staging buffer from a small pool that is
 // reused across stages and forwards — depth + 1 buffers in steady state, pinned where a GPU
-// exists. With prefetch, the weights of stages k+1 … k+depth are fetched on background threads
-// while k computes (on a GPU: a separate CUDA stream, an event the compute stream waits on). Every path
+// exists. With prefetch, the weights of stages k+1 … k+depth are fetched on background threads,
+// one stage after another in stage order, while k computes (on a GPU: a separate CUDA stream, an event the compute stream waits on). Every path
 // performs the same dtype conversions on the same bytes, so logits are bitwise identical whether
 // weights are resident, on the CPU or on disk, with or without prefetch.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <future>
@@ -43,6 +44,7 @@ struct ExecStats {
   double read_seconds = 0;              // time spent in those reads (on prefetch threads too)
   std::size_t staging_buffers = 0;      // staging buffers allocated so far (reused: depth + 1)
   std::uint64_t staging_buffer_bytes = 0;  // the size of each
+  std::size_t most_reads_at_once = 0;   // stages read concurrently, at most (1: one stream)
   double wait_seconds = 0;              // time the compute waited for weights
   double seconds = 0;                   // wall time of the last forward
 };
@@ -92,11 +94,13 @@ class Executor {
   std::vector<std::unique_ptr<cli::FileReader>> files_;  // files disk weights are read from
   std::vector<StageStaging> staging_;                     // per stage
   std::uint64_t staging_bytes_ = 0;                       // the largest stage's buffer
+  mutable std::atomic<std::size_t> reading_{0}, most_reading_{0};  // stage reads in flight, their peak
   mutable std::mutex pool_mutex_;
   mutable std::vector<at::Tensor> pool_;  // a buffer is free when only the pool refers to it
-  // Fetches in flight (stage, result), in stage order. ~Executor() drains it first: a fetch still
+  // Fetches in flight (stage, result), in stage order; each waits for the one before it (shared:
+  // the next fetch holds the previous one's future). ~Executor() drains it first: a fetch still
   // reading uses files_, the pool and the copy stream.
-  std::deque<std::pair<std::size_t, std::future<std::shared_ptr<Fetched>>>> ahead_;
+  std::deque<std::pair<std::size_t, std::shared_future<std::shared_ptr<Fetched>>>> ahead_;
   struct CopyStream;           // CUDA only: the stream prefetch copies run on
   std::unique_ptr<CopyStream> copy_stream_;
 };

@@ -213,6 +213,7 @@ int run_forward(const ForwardArgs& args) {
       j["read_bytes"] = exec.stats().read_bytes;
       j["read_seconds"] = exec.stats().read_seconds;
       j["staging_buffers"] = exec.stats().staging_buffers;
+      j["most_reads_at_once"] = exec.stats().most_reads_at_once;
       j["staging_buffer_bytes"] = exec.stats().staging_buffer_bytes;
       j["prefetch"] = opt.prefetch;
       j["threads"] = threads;

@@ -80,6 +80,8 @@ TEST_CASE("placement: logits are bitwise identical resident, CPU + disk, disk on
           CHECK(bitwise_equal(exec.forward(ids), expected));
           CHECK(exec.stats().staging_buffers <= static_cast<std::size_t>(prefetch ? depth + 1 : 1));
           CHECK((exec.stats().staging_buffers > 0) == (disk_bytes(m) > 0));
+          // Stages are read one after another, never two at once (one sequential stream).
+          CHECK(exec.stats().most_reads_at_once == (disk_bytes(m) > 0 ? 1u : 0u));
         }
     }
   }
