@@ -18,10 +18,19 @@ const std::vector<const Family*>& families() {
   return kAll;
 }
 
+std::vector<std::string_view> family_keys(const Family& f) {
+  std::vector<std::string_view> out(f.keys);
+  if (f.variant_keys)
+    for (std::string_view k : f.variant_keys()) out.push_back(k);
+  return out;
+}
+
 const Family* find_family(std::string_view library, std::string_view key) {
-  for (const Family* f : families())
-    if (f->library == library && std::find(f->keys.begin(), f->keys.end(), key) != f->keys.end())
-      return f;
+  for (const Family* f : families()) {
+    if (f->library != library) continue;
+    const auto keys = family_keys(*f);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) return f;
+  }
   return nullptr;
 }
 
@@ -29,7 +38,7 @@ std::string supported_keys(std::string_view library) {
   std::set<std::string> keys;
   for (const Family* f : families())
     if (f->library == library)
-      for (auto k : f->keys) keys.insert(std::string(k));
+      for (auto k : family_keys(*f)) keys.insert(std::string(k));
   std::string out;
   for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
   return out;

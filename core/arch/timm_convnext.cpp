@@ -161,7 +161,8 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_convnext_family() {
-  static const Family f{"timm", keys(), {{"ConvNeXt", "AutoModel"}}, &build};
+  static const Family f{"timm",
+                        {}, {{"ConvNeXt", "AutoModel"}}, &build, &keys};
   return f;
 }
 

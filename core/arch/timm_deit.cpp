@@ -69,10 +69,10 @@ std::vector<std::string_view> keys() {
 const Family& timm_deit_family() {
   // The root class follows the architecture (VisionTransformerDistilled for *_distilled_*).
   static const Family f{"timm",
-                        keys(),
+                        {},
                         {{"VisionTransformer", "AutoModel"},
                          {"VisionTransformerDistilled", "AutoModel"}},
-                        &build};
+                        &build, &keys};
   return f;
 }
 

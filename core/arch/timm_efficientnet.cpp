@@ -142,7 +142,8 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_efficientnet_family() {
-  static const Family f{"timm", keys(), {{"EfficientNet", "AutoModel"}}, &build};
+  static const Family f{"timm",
+                        {}, {{"EfficientNet", "AutoModel"}}, &build, &keys};
   return f;
 }
 

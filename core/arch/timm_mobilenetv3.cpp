@@ -129,7 +129,8 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_mobilenetv3_family() {
-  static const Family f{"timm", keys(), {{"MobileNetV3", "AutoModel"}}, &build};
+  static const Family f{"timm",
+                        {}, {{"MobileNetV3", "AutoModel"}}, &build, &keys};
   return f;
 }
 

@@ -159,7 +159,8 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_resnet_family() {
-  static const Family f{"timm", keys(), {{"ResNet", "AutoModel"}}, &build};
+  static const Family f{"timm",
+                        {}, {{"ResNet", "AutoModel"}}, &build, &keys};
   return f;
 }
 

@@ -193,7 +193,8 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_vit_family() {
-  static const Family f{"timm", keys(), {{"VisionTransformer", "AutoModel"}}, &build};
+  static const Family f{"timm",
+                        {}, {{"VisionTransformer", "AutoModel"}}, &build, &keys};
   return f;
 }
 

@@ -124,7 +124,7 @@ std::string parse_safetensors_header(const std::string& bytes, double file_size)
 std::string supported() {
   Json out = {{"transformers", Json::array()}, {"timm", Json::array()}};
   for (const Family* f : families())
-    for (auto k : f->keys) out[std::string(f->library)].push_back(std::string(k));
+    for (auto k : family_keys(*f)) out[std::string(f->library)].push_back(std::string(k));
   return out.dump();
 }
 

@@ -189,16 +189,56 @@ void accelerate_rows(const TensorTree& tree, const std::vector<std::string>& dty
   }
 }
 
+// A row's sizes are linear in its dtype's bits b: floating tensors count b bits per element,
+// the others their own size, so every module and tensor is S(b) = A + B·b. Once two widths are
+// sized, a narrower one is derived exactly (integers) instead of walking the tree again: a
+// 70B model's five rows cost two sizings, not five.
+struct RowSizer {
+  const TensorTree& tree;
+  const std::vector<int>& order;
+  ModuleSizes sized[2];  // the first two widths sized, sized[0] the wider once both are
+  int bits[2] = {0, 0};
+
+  ModuleSizes operator()(const SizeOptions& opt) {
+    const int b = dtype_bits(*opt.dtype);
+    if (b == bits[0]) return sized[0];
+    if (b == bits[1]) return sized[1];
+    if (bits[1] && b < bits[0]) {
+      ModuleSizes out = sized[0];
+      derive(out.module_bits, sized[1].module_bits, b);
+      derive(out.tensor_bits, sized[1].tensor_bits, b);
+      return out;
+    }
+    ModuleSizes s = compute_module_sizes(tree, opt, order);
+    if (!bits[1]) {
+      const int slot = bits[0] ? 1 : 0;
+      sized[slot] = s;
+      bits[slot] = b;
+      if (bits[1] > bits[0]) {
+        std::swap(sized[0], sized[1]);
+        std::swap(bits[0], bits[1]);
+      }
+    }
+    return s;
+  }
+  // x: the wider sizing, becoming width b; narrow: the narrower one.
+  void derive(std::vector<Bits>& x, const std::vector<Bits>& narrow, int b) const {
+    const auto step = static_cast<Bits>(bits[0] - bits[1]), drop = static_cast<Bits>(bits[0] - b);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] -= (x[i] - narrow[i]) / step * drop;
+  }
+};
+
 // memfit: each dtype sized on its own; training is the real mixed-precision sum.
 void memfit_rows(const TensorTree& tree, const std::vector<int>& order,
                  const std::vector<std::string>& dtypes, double params, Report& report) {
+  RowSizer row_sizes{tree, order};
   for (const auto& d : dtypes) {
     SizeOptions opt;
     opt.include_legacy_buffers = false;
     opt.bool_as_bit = false;
     opt.dtype = row_dtype(d);
     opt.cast_floats = true;
-    const ModuleSizes sizes = compute_module_sizes(tree, opt, order);
+    const ModuleSizes sizes = row_sizes(opt);
     const LargestLayer largest = largest_layer(tree, sizes, LayerRule::kComplete);
     ReportRow row;
     row.dtype = d;

@@ -1,7 +1,6 @@
 #include "memfit/tensor_tree.h"
 
 #include <algorithm>
-#include <climits>
 #include <functional>
 
 namespace memfit {
@@ -35,19 +34,22 @@ std::vector<int> TensorTree::named_module_tensors() const {
   return out;
 }
 
-std::size_t NameIndex::hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+std::uint32_t NameIndex::hash(std::string_view s) {
+  const std::size_t h = std::hash<std::string_view>{}(s);
+  return static_cast<std::uint32_t>(h ^ (static_cast<std::uint64_t>(h) >> 32));  // 64-bit: fold
+}
 
-void NameIndex::sort() { std::sort(entries_.begin(), entries_.end()); }
+void NameIndex::sort() { std::sort(keys_.begin(), keys_.end()); }
 
-std::vector<std::pair<std::size_t, int>>::const_iterator NameIndex::lower(std::size_t h) const {
-  return std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(h, INT_MIN));
+std::vector<std::uint64_t>::const_iterator NameIndex::lower(std::uint32_t h) const {
+  return std::lower_bound(keys_.begin(), keys_.end(), key(h, 0));
 }
 
 NameIndex NameIndex::remapped(const std::vector<int>& new_index) const {
   NameIndex out;
-  out.entries_.reserve(entries_.size());
-  for (const auto& [h, i] : entries_)
-    if (const int n = new_index[static_cast<std::size_t>(i)]; n >= 0) out.entries_.emplace_back(h, n);
+  out.keys_.reserve(keys_.size());
+  for (const std::uint64_t k : keys_)
+    if (const int n = new_index[index_of(k)]; n >= 0) out.keys_.push_back(key(hash_of(k), static_cast<std::size_t>(n)));
   return out;
 }
 
@@ -118,36 +120,35 @@ TensorTree for_era(TensorTree tree, bool legacy) {
   out.modules.reserve(nm);
   out.tensors.reserve(tree.tensors.size());
   std::vector<int> new_module(nm, -1), new_tensor(tree.tensors.size(), -1);
+  // Each kept module takes its lists over (moved, not rebuilt element by element), then they
+  // are narrowed to the kept entries and renumbered in place, in registration order.
   for (std::size_t m = 0; m < nm; ++m) {
-    const ModuleNode& old = tree.modules[m];
+    ModuleNode& old = tree.modules[m];
     if (m != 0 && (had[m] && !kept[m])) continue;
     if (m != 0 && new_module[old.parent] < 0) continue;
-    ModuleNode n;
-    n.name = std::move(tree.modules[m].name);  // `tree` is our own copy: move, don't copy
-    n.class_name = std::move(tree.modules[m].class_name);
-    n.parent = m == 0 ? -1 : new_module[old.parent];
     new_module[m] = static_cast<int>(out.modules.size());
-    if (n.parent >= 0) out.modules[n.parent].children.push_back(new_module[m]);
-    out.modules.push_back(std::move(n));
+    old.parent = m == 0 ? -1 : new_module[old.parent];
+    out.modules.push_back(std::move(old));  // `tree` is our own copy: move, don't copy
   }
   for (std::size_t i = 0; i < tree.tensors.size(); ++i) {
     TensorInfo& t = tree.tensors[i];
     if (t.era == drop || new_module[t.module] < 0) continue;
-    TensorInfo c = std::move(t);
-    c.module = new_module[t.module];
+    t.module = new_module[t.module];
     new_tensor[i] = static_cast<int>(out.tensors.size());
-    out.tensors.push_back(std::move(c));
+    out.tensors.push_back(std::move(t));
   }
   for (auto& t : out.tensors)
     if (t.tied_to >= 0) t.tied_to = new_tensor[t.tied_to];
-  // Keep each module's registration order of parameters and buffers.
-  for (std::size_t m = 0; m < nm; ++m) {
-    if (new_module[m] < 0) continue;
-    ModuleNode& n = out.modules[new_module[m]];
-    for (int p : tree.modules[m].params)
-      if (new_tensor[p] >= 0) n.params.push_back(new_tensor[p]);
-    for (int b : tree.modules[m].buffers)
-      if (new_tensor[b] >= 0) n.buffers.push_back(new_tensor[b]);
+  auto renumber = [](std::vector<int>& list, const std::vector<int>& to) {
+    std::size_t n = 0;
+    for (const int i : list)
+      if (to[i] >= 0) list[n++] = to[i];
+    list.resize(n);
+  };
+  for (ModuleNode& n : out.modules) {
+    renumber(n.children, new_module);
+    renumber(n.params, new_tensor);
+    renumber(n.buffers, new_tensor);
   }
   out.reindex_subset(tree, new_module, new_tensor);
   return out;

@@ -2,10 +2,12 @@
 // following accelerate's compute_module_sizes / get_max_layer_size).
 #include <doctest/doctest.h>
 
+#include "memfit/estimate.h"
 #include "memfit/largest_layer.h"
 #include "memfit/module_sizes.h"
 #include "memfit/nn_layers.h"
 #include "memfit/tree_builder.h"
+#include "support/reference.h"
 
 using namespace memfit;
 
@@ -112,4 +114,62 @@ TEST_CASE("named_parameters order is torch's pre-order") {
   CHECK(names == std::vector<std::string>{"linear1.weight", "linear1.bias", "block.scale",
                                           "block.sub1.weight", "block.sub1.bias",
                                           "block.sub2.weight", "block.sub2.bias"});
+}
+
+namespace {
+
+std::vector<ReportRow> rows_of(EstimateRequest req, const std::vector<std::string>& dtypes) {
+  req.dtypes = dtypes;
+  const auto r = estimate(req);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message()));
+  return r.value().rows;
+}
+
+// Every row of a several-dtype estimate must be what that dtype gives alone (where it is
+// sized directly): memfit derives the narrower widths from two sizings.
+void check_rows_match_alone(const EstimateRequest& req) {
+  const std::vector<std::vector<std::string>> orders = {
+      {"float32", "float16", "bfloat16", "int8", "int4"},
+      {"int4", "int8", "float16", "float32", "bfloat16"},
+      {"float16", "bfloat16", "int8", "int4"},
+      {"int8", "int4", "float32"}};
+  for (const auto& dtypes : orders) {
+    const auto together = rows_of(req, dtypes);
+    REQUIRE(together.size() == dtypes.size());
+    for (std::size_t i = 0; i < dtypes.size(); ++i) {
+      CAPTURE(dtypes[i]);
+      const auto alone = rows_of(req, {dtypes[i]});
+      CHECK(together[i].total_bytes == alone[0].total_bytes);
+      CHECK(together[i].largest_layer_bytes == alone[0].largest_layer_bytes);
+      CHECK(together[i].total == alone[0].total);
+      CHECK(together[i].largest_layer == alone[0].largest_layer);
+      CHECK(together[i].training == alone[0].training);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("memfit rows: each dtype of a several-dtype estimate equals that dtype sized alone") {
+  for (const char* fixture : {"gpt2.json", "bert-base-cased.json", "mistralai--Mixtral-8x7B-v0.1.json",
+                              "openai--whisper-tiny.json", "timm--resnet50.a1_in1k.json"}) {
+    CAPTURE(fixture);
+    EstimateRequest req;
+    req.config_text = test::fixture(std::string("configs/") + fixture);
+    req.name = fixture;
+    req.mode = Mode::kMemfit;
+    check_rows_match_alone(req);
+  }
+  // From checkpoint headers: integer, bool and quantized tensors keep their own size at every
+  // row width, floating ones take the row's (int64 and uint8 make A non-zero in S = A + B·bits).
+  EstimateRequest ck;
+  ck.name = "mixed";
+  ck.mode = Mode::kMemfit;
+  ck.checkpoint = {{"embed.weight", DType::kF32, {1000, 64}, "model.safetensors"},
+                   {"layers.0.w.weight", DType::kF16, {64, 64}, "model.safetensors"},
+                   {"layers.0.w.qweight", DType::kU8, {64, 32}, "model.safetensors"},
+                   {"layers.0.ids", DType::kI64, {77}, "model.safetensors"},
+                   {"layers.1.mask", DType::kBool, {9, 9}, "model.safetensors"},
+                   {"layers.1.w.weight", DType::kBF16, {64, 300}, "model.safetensors"}};
+  check_rows_match_alone(ck);
 }

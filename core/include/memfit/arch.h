@@ -28,16 +28,20 @@ struct BuildRequest {
   std::string_view model_name;  // the Hub id or path; timm families read the variant from it
 };
 
-// Each family is one static Family, brace-initialized in its file. `classes` is an
-// initializer_list, so it is constant data (its array lives as long as the static Family; a
-// vector was built at start-up by WebAssembly code). `keys` stays a vector: timm families
-// derive theirs from their variant tables.
+// Each family is one static Family, brace-initialized in its file with constants only, so it
+// is constant data: `keys` and `classes` are initializer_lists (their arrays live as long as the
+// static Family), not vectors that WebAssembly code would build at start-up. timm families name
+// their architectures in their variant tables instead: `variant_keys` lists them.
 struct Family {
   std::string_view library;                   // "transformers" or "timm"
-  std::vector<std::string_view> keys;         // model_type values, or timm architecture names
+  std::initializer_list<std::string_view> keys;  // model_type values
   std::initializer_list<ModelClass> classes;  // the first is the AutoModel class
   TensorTree (*build)(const BuildRequest& req);
+  std::vector<std::string_view> (*variant_keys)() = nullptr;  // timm architecture names
 };
+
+// Every key of a family: `keys`, then `variant_keys()`.
+std::vector<std::string_view> family_keys(const Family& f);
 
 // Every registered family, in a stable order.
 const std::vector<const Family*>& families();
