@@ -443,6 +443,30 @@ describe('planner panel', () => {
 });
 
 describe('panels, layout and speed', () => {
+  test('a link with a model starts the one worker before app.js runs; a plain visit starts none', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(url({ model: 'gpt2' }));
+    assert.equal(await settle(page), 'result');
+    const order = await page.evaluate(() => ({
+      fetched: performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/js/worker.js')).length,
+      worker: performance.getEntriesByName('memfit:worker').map((e) => e.startTime),
+      app: performance.getEntriesByName('memfit:app').map((e) => e.startTime),
+      left: 'memfitBootWorker' in globalThis,
+    }));
+    assert.equal(order.fetched, 1, 'worker.js fetched once');
+    assert.equal(order.worker.length, 1, 'boot.js started a worker');
+    assert.ok(order.worker[0] < order.app[0], `worker started at ${order.worker[0]} ms, app.js ran at ${order.app[0]} ms`);
+    assert.equal(order.left, false, 'api.js adopted the worker boot.js started');
+    assert.equal(page.workers().length, 1);
+    assert.deepEqual(problems, []);
+    const plain = await openPage(browser);
+    await plain.page.goto(`${site.url}/`);
+    await plain.page.waitForFunction(() => performance.getEntriesByName('memfit:app').length === 1);
+    assert.equal(plain.page.workers().length, 0, 'no worker (and no module) for a visit that computes nothing');
+    await plain.context.close();
+    await context.close();
+  });
+
   test('the planner and "will it run?" panels answer (or say politely they cannot yet)', async () => {
     const { page, context, problems } = await openPage(browser);
     await page.goto(url({ model: 'mistralai/Mistral-7B-v0.1' }));

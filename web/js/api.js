@@ -104,8 +104,14 @@ class Engine {
   start() {
     if (this.worker) return this.worker;
     const url = new URL('./worker.js', import.meta.url);
+    /** @type {Worker | undefined} */
+    const booted = /** @type {any} */ (globalThis).memfitBootWorker;
     let worker;
-    if (typeof location !== 'undefined' && url.origin !== location.origin) {
+    if (booted) {
+      // started by boot.js, the same script (index.html, for a link with a model)
+      delete /** @type {any} */ (globalThis).memfitBootWorker;
+      worker = booted;
+    } else if (typeof location !== 'undefined' && url.origin !== location.origin) {
       // On another site's page (the embed widget), a worker script must be same-origin: start
       // a tiny module worker from a blob that imports ours (served with CORS).
       const src = `import ${JSON.stringify(url.href)};`;

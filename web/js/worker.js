@@ -1,6 +1,7 @@
 // @ts-check
-// The Web Worker that owns the WASM module: loaded once, on the first request, then every call
-// is one synchronous api.h function run off the main thread. Messages (see api.js):
+// The Web Worker that owns the WASM module: loaded once, as soon as the worker starts (it is only
+// started for a call), then every call is one synchronous api.h function run off the main
+// thread. Messages (see api.js):
 //   in:  {id, fn, args}          fn ∈ estimate | plan | inference | parse_safetensors_header | supported
 //   out: {id, text, ms, ready?}  text: the api's JSON reply; ms: time spent in WASM; ready (first
 //                                reply only): when the module had loaded, ms since the epoch
@@ -21,6 +22,10 @@ function loadModule() {
   }
   return modulePromise;
 }
+
+// Start now, before the first message: boot.js starts the worker while the page still loads.
+// A failure is reported to each call (onmessage awaits the same promise).
+loadModule().catch(() => {});
 
 const FUNCTIONS = new Set(['estimate', 'plan', 'inference', 'parse_safetensors_header', 'supported']);
 
