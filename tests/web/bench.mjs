@@ -8,9 +8,9 @@
 //  - per-estimate time in WASM (the api call inside the worker), and the round trip the page
 //    sees (postMessage + JSON.parse of the reply), for the models the issue names.
 // Environment: as the tests (tests/web/support/paths.mjs); RUNS (page reloads ×2, default 9);
-// ESTIMATES (per model and mode, default 31: the first few run in V8's baseline tier until its
-// optimizing tier takes over, so the median of a handful swings 2×; of 31 it is the steady state a
-// visitor editing the inputs sees).
+// ESTIMATES (per model and mode, default 31, after 10 untimed ones: the first calls run in V8's
+// baseline tier until its optimizing tier takes over, so the median of a handful swings 2×; of 31
+// it is the steady state a visitor editing the inputs sees).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -76,6 +76,9 @@ try {
         const { engine } = await import('/js/api.js');
         const inWasm = [], roundTrip = [];
         let bytes = 0;
+        // Untimed first: V8 compiles a function on its first call and optimizes it once hot;
+        // the first series measured would otherwise carry that for every model after it.
+        for (let i = 0; i < Math.min(n, 10); i++) await engine().estimate({ config, name: id, library: 'transformers', mode });
         for (let i = 0; i < n; i++) {
           const t0 = performance.now();
           const reply = await engine().estimate({ config, name: id, library: 'transformers', mode });
