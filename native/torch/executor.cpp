@@ -29,6 +29,22 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// One stage read in flight for as long as it lives; keeps the peak (ExecStats::most_reads_at_once).
+class InFlight {
+ public:
+  InFlight(std::atomic<std::size_t>& count, std::atomic<std::size_t>& peak) : count_(count) {
+    const std::size_t now = ++count_;
+    for (std::size_t seen = peak.load(); now > seen && !peak.compare_exchange_weak(seen, now);) {
+    }
+  }
+  ~InFlight() { --count_; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  std::atomic<std::size_t>& count_;
+};
+
 }  // namespace
 
 #ifdef MEMFIT_TORCH_CUDA
@@ -138,17 +154,10 @@ std::shared_ptr<Executor::Fetched> Executor::fetch(std::size_t stage) const {
     out->layout = &staging.layout;
     base = staged_base(out->staging);
     const auto r0 = Clock::now();
-    const std::size_t now_reading = ++reading_;
-    for (std::size_t seen = most_reading_; now_reading > seen && !most_reading_.compare_exchange_weak(seen, now_reading);) {
-    }
-    struct Done {
-      std::atomic<std::size_t>& n;
-      ~Done() { --n; }
-    } done{reading_};
+    const InFlight reading(reading_, most_reading_);
     for (const StagedRead& r : staging.layout.reads)
       files_[r.file]->read_into(r.file_offset, r.length, reinterpret_cast<char*>(base + r.buffer_offset));
     out->read_seconds = since(r0);
-    if (std::getenv("MEMFIT_DEBUG_READS")) std::fprintf(stderr, "stage %zu: %zu reads %.1f MB in %.3f s (%.2f GB/s) first %llu\n", stage, staging.layout.reads.size(), staging.layout.read_bytes/1e6, out->read_seconds, staging.layout.read_bytes/1e9/out->read_seconds, (unsigned long long)staging.layout.reads[0].file_offset);
   }
 #ifdef MEMFIT_TORCH_CUDA
   std::optional<c10::cuda::CUDAStreamGuard> on_copy_stream;
