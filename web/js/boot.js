@@ -5,7 +5,9 @@
 // the module graph and the Hub's answers. api.js adopts this worker on its first call.
 if (new URLSearchParams(location.search).get('model')) {
   try {
-    /** @type {any} */ (self).memfitBootWorker = new Worker(new URL('js/worker.js', document.baseURI), { type: 'module', name: 'memfit' });
+    // beside this script, as api.js finds it beside itself (the page's own URL may lack a '/')
+    const script = /** @type {HTMLScriptElement} */ (document.currentScript);
+    /** @type {any} */ (self).memfitBootWorker = new Worker(new URL('worker.js', script.src), { type: 'module', name: 'memfit' });
     performance.mark('memfit:worker');
   } catch {
     // no module workers: api.js reports it on its first call
