@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "compute_threads.h"
 #include "executor.h"
 #include "exit_codes.h"
 #include "memfit/convert_bytes.h"
@@ -175,7 +176,7 @@ int run_forward(const ForwardArgs& args) {
     opt.prefetch_depth = args.prefetch_depth;
     opt.evict_page_cache = args.evict;
     const int threads = args.threads > 0 ? args.threads : default_compute_threads(*model, opt);
-    at::set_num_threads(threads);
+    const ComputeThreads split = apply_compute_threads(threads);
     Executor exec(*model, *program, opt);
 
     std::vector<std::int64_t> flat;
@@ -217,6 +218,8 @@ int run_forward(const ForwardArgs& args) {
       j["staging_buffer_bytes"] = exec.stats().staging_buffer_bytes;
       j["prefetch"] = opt.prefetch;
       j["threads"] = threads;
+      j["aten_threads"] = split.aten;
+      j["blas_threads"] = split.blas;
       j["load"] = load_json(*model);
       if (args.generate > 0) j["generated"] = generated;
       fmt::print("{}\n", j.dump());

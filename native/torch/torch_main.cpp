@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   fwd_cmd->add_flag("--no-prefetch", fwd.no_prefetch, "fetch each block's weights only when it runs");
   fwd_cmd->add_option("--prefetch-depth", fwd.prefetch_depth, "blocks fetched ahead (default 1)")
       ->check(CLI::Range(1, 64));
-  fwd_cmd->add_option("--threads", fwd.threads, "LibTorch threads (default: one per core; one fewer when disk weights stream with prefetch)")->check(CLI::Range(0, 1024));
+  fwd_cmd->add_option("--threads", fwd.threads, "compute threads: OpenBLAS's where LibTorch calls a threaded OpenBLAS, else LibTorch's (default: one per core; one fewer when disk weights stream with prefetch)")->check(CLI::Range(0, 1024));
   fwd_cmd->add_option("--generate", fwd.generate, "greedy new tokens after the prompt (KV cache)")
       ->check(CLI::Range(0, 4096));
   fwd_cmd->add_option("--repeat", fwd.repeat, "forward passes to run (timing)")->check(CLI::Range(1, 1000));

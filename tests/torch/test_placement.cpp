@@ -3,11 +3,16 @@
 // without prefetch, at any prefetch depth; and cpu_offload_with_hook semantics for a pipeline.
 #include <doctest/doctest.h>
 
+#include <dlfcn.h>
+
+#include <ATen/Parallel.h>
+
 #include <fstream>
 #include <set>
 #include <thread>
 
 #include "support/reference.h"
+#include "compute_threads.h"
 #include "torch_test_support.h"
 
 namespace memfit::test {
@@ -98,6 +103,25 @@ TEST_CASE("executor: one compute thread fewer only while a prefetch thread reads
   CHECK(torchrt::default_compute_threads(*resident.model, prefetch) == cores);
   CHECK(torchrt::default_compute_threads(*disk.model, naive) == cores);
   CHECK(torchrt::default_compute_threads(*disk.model, prefetch) == (cores > 1 ? cores - 1 : 1));
+}
+
+TEST_CASE("compute threads go to OpenBLAS's own pool where LibTorch calls a threaded OpenBLAS, else to ATen's") {
+  using Get = int (*)();
+  const auto parallel = reinterpret_cast<Get>(::dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+  const auto blas_threads = reinterpret_cast<Get>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  const bool own_pool = parallel && parallel() == 1;
+  const std::string pool = own_pool ? "yes" : "no";
+  MESSAGE("OpenBLAS with its own threads: " << pool);
+  const int before = at::get_num_threads();
+  for (int n : {1, 2, 3}) {
+    CAPTURE(n);
+    const torchrt::ComputeThreads split = torchrt::apply_compute_threads(n);
+    CHECK(split.aten == (own_pool ? 1 : n));
+    CHECK(split.blas == (own_pool ? n : 0));
+    CHECK(at::get_num_threads() == split.aten);
+    if (own_pool) CHECK(blas_threads() == n);
+  }
+  at::set_num_threads(before);
 }
 
 TEST_CASE("executor: with prefetch_next_forward off, repeated forwards give the same bits and bytes") {
