@@ -102,11 +102,13 @@ MID=$WORK/mid
 [ -f "$MID/model.safetensors" ] || $PY scripts/bench/make_checkpoint.py "$MID" --hidden 1024 --layers 16
 MST=$MID/model.safetensors
 MBYTES=$(stat -c %s "$MST")
+# cold_reads: three cold reads of the model by cat, in B/s. best: the largest of its arguments.
+cold_reads() { for _ in 1 2 3; do evict "$MST"; printf ' %s' "$(ratio "$MBYTES" "$(secs cat "$MST")")"; done; }
+best() { $PY -c "import sys; print(max(float(x) for x in sys.argv[1:]))" "$@"; }
 # The bound's bandwidth: the best of three cold reads by cat — the strictest bound. (Storage here
 # is a VM disk whose host cache makes single cold reads vary several-fold: 0.6–5 GB/s.)
-BWS=""
-for _ in 1 2 3; do evict "$MST"; BWS="$BWS $(ratio "$MBYTES" "$(secs cat "$MST")")"; done
-BW=$($PY -c "import sys; print(max(float(x) for x in sys.argv[1:]))" $BWS)
+BWS=$(cold_reads)
+BW=$(best $BWS)
 echo "cold read bandwidth (cat, best of 3:$BWS B/s): $(ratio "$BW" 1e9) GB/s"
 NTOK=${NTOK:-16}  # few tokens: the forward is dominated by streaming, not compute
 TOKENS=$($PY -c "print(','.join(str((i * 37) % 50257) for i in range($NTOK)))")
@@ -120,12 +122,11 @@ mkdir -p "$WORK/mid-copy"
 "$MEMFIT" forward "$WORK/mid-copy" --tokens "$TOKENS" --repeat 1000 --threads "$LOAD_THREADS" >/dev/null 2>&1 &
 LOAD_PID=$!
 sleep 4
-BWL=""
-for _ in 1 2 3; do evict "$MST"; BWL="$BWL $(ratio "$MBYTES" "$(secs cat "$MST")")"; done
+BWL=$(cold_reads)
 kill "$LOAD_PID" 2>/dev/null || { echo "bench-load: the resident forward beside the reads ended early" >&2; exit 1; }
 wait "$LOAD_PID" 2>/dev/null || true
 [ -n "${KEEP:-}" ] || rm -rf "$WORK/mid-copy"
-BW_LOADED=$($PY -c "import sys; print(max(float(x) for x in sys.argv[1:]))" $BWL)
+BW_LOADED=$(best $BWL)
 echo "cold read bandwidth beside a resident forward ($LOAD_THREADS threads; cat, best of 3:$BWL B/s): $(ratio "$BW_LOADED" 1e9) GB/s"
 # Compute threads: memfit's default (one per core, one fewer while a prefetch thread reads) unless
 # THREADS is set.

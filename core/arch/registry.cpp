@@ -25,12 +25,21 @@ std::vector<std::string_view> family_keys(const Family& f) {
   return out;
 }
 
+namespace {
+
+// Without building a list per family: only timm families, when asked, name their variants.
+bool has_key(const Family& f, std::string_view key) {
+  if (std::find(f.keys.begin(), f.keys.end(), key) != f.keys.end()) return true;
+  if (!f.variant_keys) return false;
+  const auto variants = f.variant_keys();
+  return std::find(variants.begin(), variants.end(), key) != variants.end();
+}
+
+}  // namespace
+
 const Family* find_family(std::string_view library, std::string_view key) {
-  for (const Family* f : families()) {
-    if (f->library != library) continue;
-    const auto keys = family_keys(*f);
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) return f;
-  }
+  for (const Family* f : families())
+    if (f->library == library && has_key(*f, key)) return f;
   return nullptr;
 }
 

@@ -161,8 +161,7 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_convnext_family() {
-  static const Family f{"timm",
-                        {}, {{"ConvNeXt", "AutoModel"}}, &build, &keys};
+  static const Family f{"timm", {}, {{"ConvNeXt", "AutoModel"}}, &build, &keys};
   return f;
 }
 

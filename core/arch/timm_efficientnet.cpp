@@ -142,8 +142,7 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_efficientnet_family() {
-  static const Family f{"timm",
-                        {}, {{"EfficientNet", "AutoModel"}}, &build, &keys};
+  static const Family f{"timm", {}, {{"EfficientNet", "AutoModel"}}, &build, &keys};
   return f;
 }
 

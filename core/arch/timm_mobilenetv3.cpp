@@ -129,8 +129,7 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_mobilenetv3_family() {
-  static const Family f{"timm",
-                        {}, {{"MobileNetV3", "AutoModel"}}, &build, &keys};
+  static const Family f{"timm", {}, {{"MobileNetV3", "AutoModel"}}, &build, &keys};
   return f;
 }
 

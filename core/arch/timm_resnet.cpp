@@ -159,8 +159,7 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_resnet_family() {
-  static const Family f{"timm",
-                        {}, {{"ResNet", "AutoModel"}}, &build, &keys};
+  static const Family f{"timm", {}, {{"ResNet", "AutoModel"}}, &build, &keys};
   return f;
 }
 

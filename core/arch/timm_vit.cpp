@@ -193,8 +193,7 @@ std::vector<std::string_view> keys() {
 }  // namespace
 
 const Family& timm_vit_family() {
-  static const Family f{"timm",
-                        {}, {{"VisionTransformer", "AutoModel"}}, &build, &keys};
+  static const Family f{"timm", {}, {{"VisionTransformer", "AutoModel"}}, &build, &keys};
   return f;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <set>
 
 #include <fmt/format.h>
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <map>
 #include <set>
 
 #include <fmt/format.h>

@@ -1,6 +1,5 @@
 #include "memfit/lora.h"
 
-
 #include <fmt/format.h>
 
 #include "memfit/config.h"

@@ -7,7 +7,7 @@
 #include "safetensors_fast.h"
 
 #include <algorithm>
-#include <map>
+#include <set>
 
 #include "memfit/strict_json.h"  // sax_parse_json
 #include "memfit/config.h"  // memfit::Json: the same nlohmann instantiation as the strict parser,
@@ -162,9 +162,9 @@ std::optional<Header> parse_header_fast(std::string_view header_json) {
   FastHeaderSax sax(&h);
   if (!sax_parse_json(header_json, &sax) || !sax.done()) return std::nullopt;
   if (!names_unique(h)) return std::nullopt;
-  std::map<std::string_view, int> seen;
+  std::set<std::string_view> seen;
   for (const auto& [k, v] : h.metadata)
-    if (!seen.emplace(k, 0).second) return std::nullopt;
+    if (!seen.insert(k).second) return std::nullopt;
   return h;
 }
 

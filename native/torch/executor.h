@@ -6,9 +6,10 @@
 // run of adjacent tensors: staging_layout.h) into a staging buffer from a small pool that is
 // reused across stages and forwards — depth + 1 buffers in steady state, pinned where a GPU
 // exists. With prefetch, the weights of stages k+1 … k+depth are fetched on background threads,
-// one stage after another in stage order, while k computes (on a GPU: a separate CUDA stream, an event the compute stream waits on). Every path
-// performs the same dtype conversions on the same bytes, so logits are bitwise identical whether
-// weights are resident, on the CPU or on disk, with or without prefetch.
+// one stage after another in stage order, while k computes (on a GPU: a separate CUDA stream,
+// an event the compute stream waits on). Every path performs the same dtype conversions on the
+// same bytes, so logits are bitwise identical whether weights are resident, on the CPU or on
+// disk, with or without prefetch.
 #pragma once
 
 #include <atomic>
