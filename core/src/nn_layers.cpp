@@ -65,3 +65,32 @@ void batch_norm2d(TreeBuilder& b, std::string_view name, std::int64_t channels,
 }
 
 }  // namespace memfit::nn
+
+namespace memfit::nn {
+
+void dropout(TreeBuilder& b, std::string_view name, BufferEra era) { b.stateless(name, "Dropout", era); }
+
+std::string_view activation_class(std::string_view act) {
+  // transformers' activations.py ACT2CLS (the same table in 4.40 and today).
+  static constexpr std::pair<std::string_view, std::string_view> kTable[] = {
+      {"gelu", "GELUActivation"},          {"gelu_10", "ClippedGELUActivation"},
+      {"gelu_fast", "FastGELUActivation"}, {"gelu_new", "NewGELUActivation"},
+      {"gelu_python", "GELUActivation"},   {"gelu_pytorch_tanh", "PytorchGELUTanh"},
+      {"gelu_accurate", "AccurateGELUActivation"}, {"laplace", "LaplaceActivation"},
+      {"leaky_relu", "LeakyReLU"},         {"linear", "LinearActivation"},
+      {"mish", "MishActivation"},          {"quick_gelu", "QuickGELUActivation"},
+      {"relu", "ReLU"},                    {"relu2", "ReLUSquaredActivation"},
+      {"relu6", "ReLU6"},                  {"sigmoid", "Sigmoid"},
+      {"silu", "SiLU"},                    {"swish", "SiLU"},
+      {"tanh", "Tanh"},
+  };
+  for (const auto& [k, v] : kTable)
+    if (k == act) return v;
+  return act;
+}
+
+void activation(TreeBuilder& b, std::string_view name, std::string_view act, BufferEra era) {
+  b.stateless(name, activation_class(act), era);
+}
+
+}  // namespace memfit::nn

@@ -124,7 +124,7 @@ TensorTree for_era(TensorTree tree, bool legacy) {
   // are narrowed to the kept entries and renumbered in place, in registration order.
   for (std::size_t m = 0; m < nm; ++m) {
     ModuleNode& old = tree.modules[m];
-    if (m != 0 && (had[m] && !kept[m])) continue;
+    if (m != 0 && ((had[m] && !kept[m]) || old.era == drop)) continue;
     if (m != 0 && new_module[old.parent] < 0) continue;
     new_module[m] = static_cast<int>(out.modules.size());
     old.parent = m == 0 ? -1 : new_module[old.parent];

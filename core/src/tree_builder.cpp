@@ -37,6 +37,11 @@ TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view c
   return Scope(this);
 }
 
+void TreeBuilder::stateless(std::string_view name, std::string_view class_name, BufferEra era) {
+  auto s = module(name, class_name);
+  tree_.modules.back().era = era;
+}
+
 void TreeBuilder::pop() {
   if (stack_.size() > 1) stack_.pop_back();
 }

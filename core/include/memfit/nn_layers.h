@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "memfit/tree_builder.h"
@@ -36,5 +37,14 @@ void conv2d(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t
 // num_batches_tracked (int64 scalar) — the buffers are persistent.
 void batch_norm2d(TreeBuilder& b, std::string_view name, std::int64_t channels,
                   std::string_view cls = "BatchNorm2d");
+
+// Modules without tensors, registered where transformers registers them (device maps name them).
+void dropout(TreeBuilder& b, std::string_view name, BufferEra era = BufferEra::kAlways);
+// An activation module for a config's `hidden_act` / `activation_function` name (transformers'
+// ACT2FN: "gelu" → GELUActivation, "silu" → SiLU, "gelu_new" → NewGELUActivation, ...).
+void activation(TreeBuilder& b, std::string_view name, std::string_view act,
+                BufferEra era = BufferEra::kAlways);
+// The class ACT2FN gives for `act` (the name itself, when transformers has no such activation).
+std::string_view activation_class(std::string_view act);
 
 }  // namespace memfit::nn

@@ -20,10 +20,11 @@ using Shape = std::vector<std::int64_t>;
 
 enum class TensorKind : std::uint8_t { kParameter, kBuffer };
 
-// Which transformers versions allocate a buffer. The 4.40 rotary caches and GPT-2's causal mask
-// are gone from current transformers (compat mode counts them, the default mode does not);
-// current transformers moved some buffers (e.g. one model-level rotary_emb.inv_freq instead of
-// one per layer), which only the default mode counts.
+// Which transformers versions allocate a buffer (or register a module). The 4.40 rotary caches
+// and GPT-2's causal mask are gone from current transformers (compat mode counts them, the
+// default mode does not); current transformers moved some buffers (e.g. one model-level
+// rotary_emb.inv_freq instead of one per layer), which only the default mode counts. Modules
+// without tensors (a dropout 4.40 registered and current transformers does not) carry one too.
 enum class BufferEra : std::uint8_t { kAlways, kLegacyOnly, kCurrentOnly };
 
 struct TensorInfo {
@@ -47,6 +48,9 @@ struct ModuleNode {
   std::vector<int> children;  // module indices, registration order
   std::vector<int> params;    // tensor indices of direct parameters, registration order
   std::vector<int> buffers;   // tensor indices of direct buffers, registration order
+  // Which transformers versions register this module. Only modules without tensors need one:
+  // a module whose tensors are all of the other era disappears with them.
+  BufferEra era = BufferEra::kAlways;
 };
 
 // Name → index lookup over a list of names. It keeps (hash, index) keys, never pointers, so a
@@ -142,9 +146,10 @@ struct TreeItem {
   }
 };
 
-// The tree as one transformers era allocates it: `legacy` (4.40) drops kCurrentOnly tensors,
-// otherwise kLegacyOnly ones; a module left with nothing (it only held such buffers, like 4.40's
-// per-layer rotary_emb today) disappears too, so device maps never name it.
+// The tree as one transformers era allocates it: `legacy` (4.40) drops kCurrentOnly tensors and
+// modules, otherwise kLegacyOnly ones; a module left with nothing (it only held such buffers,
+// like 4.40's per-layer rotary_emb today) disappears too, so device maps never name it. Modules
+// that never held a tensor (dropouts, activations) stay: accelerate's maps place them.
 TensorTree for_era(TensorTree tree, bool legacy);  // by value: pass an rvalue to avoid a copy
 
 }  // namespace memfit

@@ -35,6 +35,11 @@ class TreeBuilder {
     TreeBuilder* b_;
   };
   [[nodiscard]] Scope module(std::string_view name, std::string_view class_name);
+  // A child module that holds no tensors (nn.Dropout, an activation, nn.Identity): accelerate's
+  // device maps place such modules like any other child, so they are part of the tree, in
+  // registration order. `era`: when only one transformers era registers it.
+  void stateless(std::string_view name, std::string_view class_name,
+                 BufferEra era = BufferEra::kAlways);
 
   // A parameter of the current module. Tensors are float32 unless said otherwise: that is how
   // accelerate builds the empty model (torch_dtype=float32).
