@@ -23,6 +23,7 @@ void lm_prediction_head(TreeBuilder& b, const bert::Dims& d) {
   {
     auto t = b.module("transform", "BertPredictionHeadTransform");
     nn::linear(b, "dense", d.hidden, d.hidden);
+    nn::activation(b, "transform_act_fn", d.act);
     nn::layer_norm(b, "LayerNorm", d.hidden);
   }
   b.param("bias", {d.vocab});
@@ -54,8 +55,10 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "seq_relationship", d.hidden, 2);
   } else if (is_class(r, "BertForSequenceClassification") ||
              is_class(r, "BertForTokenClassification")) {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, num_labels(r.config));
   } else if (is_class(r, "BertForMultipleChoice")) {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, 1);
   } else if (is_class(r, "BertForQuestionAnswering")) {
     nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config));

@@ -21,12 +21,14 @@ void attention(TreeBuilder& b, std::string_view name, const Dims& d, std::string
     nn::linear(b, "query", d.hidden, all_head);
     nn::linear(b, "key", d.hidden, all_head);
     nn::linear(b, "value", d.hidden, all_head);
+    nn::dropout(b, "dropout");
     if (relative) nn::embedding(b, "distance_embedding", 2 * d.positions - 1, d.head_size);
   }
   {
     auto o = b.module("output", cls(prefix, "SelfOutput"));
     nn::linear(b, "dense", d.hidden, d.hidden);
     nn::layer_norm(b, "LayerNorm", d.hidden);
+    nn::dropout(b, "dropout");
   }
 }
 
@@ -36,10 +38,12 @@ void layer(TreeBuilder& b, const Dims& d, std::string_view prefix) {
   {
     auto i = b.module("intermediate", cls(prefix, "Intermediate"));
     nn::linear(b, "dense", d.hidden, d.inter);
+    nn::activation(b, "intermediate_act_fn", d.act);
   }
   auto o = b.module("output", cls(prefix, "Output"));
   nn::linear(b, "dense", d.inter, d.hidden);
   nn::layer_norm(b, "LayerNorm", d.hidden);
+  nn::dropout(b, "dropout");
 }
 
 }  // namespace
@@ -71,6 +75,7 @@ Dims read_dims(const Config& c, const Defaults& def) {
                             "refuses to build the layer otherwise)",
                             c.where()));
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  d.act = c.string_or({"hidden_act"}, "gelu");
   return d;
 }
 
@@ -81,6 +86,7 @@ void model(TreeBuilder& b, const Dims& d, std::string_view prefix, bool pooling)
     nn::embedding(b, "position_embeddings", d.positions, d.hidden);
     nn::embedding(b, "token_type_embeddings", d.type_vocab, d.hidden);
     nn::layer_norm(b, "LayerNorm", d.hidden);
+    nn::dropout(b, "dropout");
     // torch.arange(max_position_embeddings).expand((1, -1)) and zeros of the same size (long),
     // both persistent=False; registered in 4.40 and still today.
     b.buffer("position_ids", {1, d.positions}, DType::kI64, false);
@@ -97,6 +103,7 @@ void model(TreeBuilder& b, const Dims& d, std::string_view prefix, bool pooling)
   if (pooling) {
     auto p = b.module("pooler", cls(prefix, "Pooler"));
     nn::linear(b, "dense", d.hidden, d.hidden);
+    b.stateless("activation", "Tanh");
   }
 }
 
@@ -146,12 +153,15 @@ TensorTree build_roberta_like(const BuildRequest& r, std::string_view prefix,
   } else if (head == "ForSequenceClassification") {
     auto h = b.module("classifier", cls(prefix, "ClassificationHead"));
     nn::linear(b, "dense", d.hidden, d.hidden);
+    nn::dropout(b, "dropout");
     nn::linear(b, "out_proj", d.hidden, num_labels(r.config));
   } else if (head == "ForTokenClassification") {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, num_labels(r.config));
   } else if (head == "ForQuestionAnswering") {
     nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config));
   } else if (head == "ForMultipleChoice") {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, 1);
   } else {
     throw Error(ErrorCode::kUnknownClass,

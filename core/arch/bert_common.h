@@ -1,6 +1,10 @@
 // The BERT encoder as transformers 4.40 writes it (models/bert/modeling_bert.py), shared by the
 // families that copy it module for module: BERT, RoBERTa and XLM-RoBERTa ("Copied from
 // transformers.models.bert..." with the class prefix replaced). Only the class names differ.
+// Modules without tensors, as 4.40 (and current transformers) register them: the embeddings'
+// dropout after LayerNorm; the self-attention's dropout after value (before a relative
+// distance_embedding); each output's dropout after its LayerNorm; the intermediate's
+// intermediate_act_fn; the pooler's activation (Tanh); the heads' dropouts before classifiers.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,7 @@ struct Dims {
   bool relative;         // position_embedding_type is relative_key or relative_key_query
   bool cross_attention;  // add_cross_attention
   bool tie;              // tie_word_embeddings (PretrainedConfig default: true)
+  std::string act;       // hidden_act: the intermediate's (and the MLM transform's) activation
 };
 
 Dims read_dims(const Config& c, const Defaults& def);

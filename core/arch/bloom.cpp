@@ -3,7 +3,9 @@
 //
 // ALiBi is computed in the forward pass, so BLOOM registers no buffers. The embeddings are
 // followed by their own LayerNorm (word_embeddings_layernorm). BloomConfig reads `n_embed` in
-// preference to hidden_size, and maps n_layer / n_head (attribute_map).
+// preference to hidden_size, and maps n_layer / n_head (attribute_map). Modules without
+// tensors (4.40 and today): the attention's attention_dropout, the MLP's gelu_impl (BloomGelu)
+// between its two linears, the token classifier's dropout.
 #include "common.h"
 #include "families.h"
 
@@ -38,10 +40,12 @@ void model(TreeBuilder& b, const BloomDims& d) {
         auto attn = b.module("self_attention", "BloomAttention");
         nn::linear(b, "query_key_value", d.hidden, 3 * d.hidden);
         nn::linear(b, "dense", d.hidden, d.hidden);
+        nn::dropout(b, "attention_dropout");
       }
       nn::layer_norm(b, "post_attention_layernorm", d.hidden);
       auto mlp = b.module("mlp", "BloomMLP");
       nn::linear(b, "dense_h_to_4h", d.hidden, 4 * d.hidden);
+      b.stateless("gelu_impl", "BloomGelu");
       nn::linear(b, "dense_4h_to_h", 4 * d.hidden, d.hidden);
     }
   }
@@ -66,6 +70,7 @@ TensorTree build(const BuildRequest& r) {
   } else if (is_class(r, "BloomForSequenceClassification")) {
     nn::linear(b, "score", d.hidden, num_labels(r.config), false);
   } else if (is_class(r, "BloomForTokenClassification")) {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, num_labels(r.config), true);
   } else {  // BloomForQuestionAnswering
     nn::linear(b, "qa_outputs", d.hidden, 2, true);

@@ -1,4 +1,6 @@
 // GPT-2 (transformers models/gpt2/modeling_gpt2.py, 4.40): GPT2Model, GPT2LMHeadModel.
+// Modules without tensors are registered as in 4.40 (and today): drop after wpe, attn_dropout
+// and resid_dropout after c_proj, the MLP's act and dropout after its c_proj.
 #include "common.h"
 #include "families.h"
 
@@ -9,6 +11,7 @@ struct Gpt2Dims {
   std::int64_t vocab, positions, hidden, layers, heads, inner;
   bool cross_attention;
   bool tie;
+  std::string act;
 };
 
 Gpt2Dims read_dims(const Config& c) {
@@ -21,6 +24,7 @@ Gpt2Dims read_dims(const Config& c) {
   d.inner = c.dim_or({"n_inner"}, 4 * d.hidden);
   d.cross_attention = c.flag_or({"add_cross_attention"}, false);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  d.act = c.string_or({"activation_function"}, "gelu_new");
   require_divisible(c, d.hidden, "n_embd", d.heads, "n_head");
   return d;
 }
@@ -37,11 +41,14 @@ void attention(TreeBuilder& b, std::string_view name, const Gpt2Dims& d, bool cr
     nn::conv1d_gpt(b, "c_attn", d.hidden, 3 * d.hidden);
   }
   nn::conv1d_gpt(b, "c_proj", d.hidden, d.hidden);
+  nn::dropout(b, "attn_dropout");
+  nn::dropout(b, "resid_dropout");
 }
 
 void model(TreeBuilder& b, const Gpt2Dims& d) {
   nn::embedding(b, "wte", d.vocab, d.hidden);
   nn::embedding(b, "wpe", d.positions, d.hidden);
+  nn::dropout(b, "drop");
   {
     auto h = b.module("h", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
@@ -56,6 +63,8 @@ void model(TreeBuilder& b, const Gpt2Dims& d) {
       auto mlp = b.module("mlp", "GPT2MLP");
       nn::conv1d_gpt(b, "c_fc", d.hidden, d.inner);
       nn::conv1d_gpt(b, "c_proj", d.inner, d.hidden);
+      nn::activation(b, "act", d.act);
+      nn::dropout(b, "dropout");
     }
   }
   nn::layer_norm(b, "ln_f", d.hidden);

@@ -6,6 +6,9 @@
 // [1, 1, P, P], a float32 scalar `masked_bias`, and a rotary module (inv_freq, cos_cached,
 // sin_cached over int(head_size * rotary_pct) dims). Current transformers has none of these per
 // layer and one `gpt_neox.rotary_emb.inv_freq` after final_layer_norm instead.
+// Modules without tensors as 4.40 registers them: emb_dropout after embed_in; each layer's
+// post_attention_dropout and post_mlp_dropout after its norms; the attention's
+// attention_dropout (a float in current transformers) after dense; the MLP's act.
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
@@ -16,7 +19,7 @@ namespace {
 struct NeoxDims {
   std::int64_t vocab, hidden, layers, heads, inter, positions, rot_dim;
   bool attention_bias, parallel_residual, tie;
-  std::string rotary_cls;
+  std::string rotary_cls, act;
 };
 
 NeoxDims read_dims(const Config& c) {
@@ -36,6 +39,7 @@ NeoxDims read_dims(const Config& c) {
   d.parallel_residual = c.flag_or({"use_parallel_residual"}, true);
   d.tie = c.flag_or({"tie_word_embeddings"}, false);
   d.rotary_cls = dec::rotary_class(c, "GPTNeoX");
+  d.act = c.string_or({"hidden_act"}, "gelu");
   return d;
 }
 
@@ -47,10 +51,12 @@ void attention(TreeBuilder& b, const NeoxDims& d) {
   dec::rotary_per_layer(b, "rotary_emb", d.rotary_cls, d.rot_dim, d.positions);
   nn::linear(b, "query_key_value", d.hidden, 3 * d.hidden, d.attention_bias);
   nn::linear(b, "dense", d.hidden, d.hidden, d.attention_bias);
+  nn::dropout(b, "attention_dropout", BufferEra::kLegacyOnly);
 }
 
 void model(TreeBuilder& b, const NeoxDims& d) {
   nn::embedding(b, "embed_in", d.vocab, d.hidden);
+  nn::dropout(b, "emb_dropout");
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
@@ -58,10 +64,13 @@ void model(TreeBuilder& b, const NeoxDims& d) {
       // use_parallel_residual changes only the forward pass: both norms always exist.
       nn::layer_norm(b, "input_layernorm", d.hidden);
       nn::layer_norm(b, "post_attention_layernorm", d.hidden);
+      nn::dropout(b, "post_attention_dropout");
+      nn::dropout(b, "post_mlp_dropout");
       attention(b, d);
       auto mlp = b.module("mlp", "GPTNeoXMLP");
       nn::linear(b, "dense_h_to_4h", d.hidden, d.inter);
       nn::linear(b, "dense_4h_to_h", d.inter, d.hidden);
+      nn::activation(b, "act", d.act);
     }
   }
   nn::layer_norm(b, "final_layer_norm", d.hidden);
@@ -86,6 +95,7 @@ TensorTree build(const BuildRequest& r) {
   } else if (is_class(r, "GPTNeoXForSequenceClassification")) {
     nn::linear(b, "score", d.hidden, num_labels(r.config), false);
   } else if (is_class(r, "GPTNeoXForTokenClassification")) {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, num_labels(r.config), true);
   } else {  // GPTNeoXForQuestionAnswering
     nn::linear(b, "qa_outputs", d.hidden, 2, true);

@@ -28,6 +28,7 @@ DecoderDims read_decoder_dims(const Config& c, const DecoderDefaults& def) {
   else d.head_dim = head_dim(c, d.hidden, d.heads);
   d.positions = c.dim_or({"max_position_embeddings"}, def.positions);
   d.tie = c.flag_or({"tie_word_embeddings"}, def.tie);
+  d.act = c.string_or({"hidden_act"}, "silu");
   d.rope_dim = d.head_dim;
   // Current transformers: dim = int(head_dim * partial_rotary_factor).
   const double factor = c.number_or({"partial_rotary_factor"}, 1.0);
@@ -95,11 +96,12 @@ void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims
 }
 
 void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
-               std::int64_t inter, bool bias) {
+               std::int64_t inter, bool bias, std::string_view act) {
   auto m = b.module(name, cls);
   nn::linear(b, "gate_proj", hidden, inter, bias);
   nn::linear(b, "up_proj", hidden, inter, bias);
   nn::linear(b, "down_proj", inter, hidden, bias);
+  nn::activation(b, "act_fn", act);
 }
 
 namespace {
@@ -107,6 +109,7 @@ namespace {
 void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, const LayerFn& mlp,
                 const LayerFn& attention) {
   nn::embedding(b, "embed_tokens", d.vocab, d.hidden);
+  if (!s.embed_dropout.empty()) nn::dropout(b, s.embed_dropout);
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
@@ -115,6 +118,7 @@ void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, co
       else decoder_attention(b, s, d);
       mlp(b, i);
       decoder_norm(b, "input_layernorm", s, d.hidden);
+      for (const auto& name : s.layer_dropouts) nn::dropout(b, name);
       decoder_norm(b, "post_attention_layernorm", s, d.hidden);
     }
   }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common.h"
 #include "function_ref.h"
@@ -49,6 +50,7 @@ struct DecoderDims {
   std::int64_t current_rope_dim = 0;  // dims rotated in current transformers (partial_rotary_factor)
   bool q_bias = false, k_bias = false, v_bias = false, o_bias = false;
   bool tie = false;
+  std::string act = "silu";  // hidden_act: the MLP's act_fn module
 };
 
 // Defaults of a configuration class (transformers 4.40) for the keys every decoder config has.
@@ -72,6 +74,10 @@ struct LlamaLikeSpec {
   BufferEra rope_era = BufferEra::kLegacyOnly;
   bool current_rotary = true;  // current transformers: model.rotary_emb.inv_freq
   std::string token_head = "score";  // name of the *ForTokenClassification head
+  // Dropout modules where a family registers them (Phi-3): after embed_tokens, and in each
+  // layer after input_layernorm. Empty: none (Llama's dropouts are floats, not modules).
+  std::string embed_dropout;
+  std::vector<std::string> layer_dropouts;
 };
 
 // Called inside a decoder layer's scope to add one block (it opens its own module). A reference:
@@ -95,9 +101,10 @@ void layer_rotary(TreeBuilder& b, const LlamaLikeSpec& s, std::int64_t rope_dim,
                   std::int64_t positions);
 // The standard attention block ("self_attn"): q/k/v/o or Phi-3's fused layout, then rotary.
 void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d);
-// gate_proj, up_proj [inter, hidden] and down_proj [hidden, inter], in that order.
+// gate_proj, up_proj [inter, hidden], down_proj [hidden, inter] and the act_fn module (`act`:
+// the config's hidden_act), in that order.
 void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
-               std::int64_t inter, bool bias = false);
+               std::int64_t inter, bool bias = false, std::string_view act = "silu");
 
 // Builds `class_name`: <P>Model, <P>ForCausalLM, <P>ForSequenceClassification or
 // <P>ForTokenClassification. `mlp` adds each layer's MLP block; `attention`, when set, replaces

@@ -6,7 +6,8 @@
 // from hidden_size, bias-free project_out [proj, hidden] and project_in [hidden, proj] are
 // registered (in that order) and the token embeddings and the LM head live in the smaller
 // space. The final LayerNorm exists only with do_layer_norm_before and not
-// _remove_final_layer_norm (so facebook/opt-350m has none). No buffers.
+// _remove_final_layer_norm (so facebook/opt-350m has none). No buffers. The one module without
+// tensors is each layer's activation_fn, registered right after self_attn (dropouts are floats).
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
@@ -17,6 +18,7 @@ namespace {
 struct OptDims {
   std::int64_t vocab, hidden, layers, heads, ffn, positions, proj;
   bool final_norm, bias, affine, tie;
+  std::string act;
 };
 
 OptDims read_dims(const Config& c) {
@@ -33,6 +35,7 @@ OptDims read_dims(const Config& c) {
   d.bias = c.flag_or({"enable_bias"}, true);
   d.affine = c.flag_or({"layer_norm_elementwise_affine"}, true);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  d.act = c.string_or({"activation_function"}, "relu");
   require_divisible(c, d.hidden, "hidden_size", d.heads, "num_attention_heads");
   return d;
 }
@@ -60,6 +63,7 @@ void decoder(TreeBuilder& b, const OptDims& d) {
       nn::linear(b, "q_proj", d.hidden, d.hidden, d.bias);
       nn::linear(b, "out_proj", d.hidden, d.hidden, d.bias);
     }
+    nn::activation(b, "activation_fn", d.act);
     norm(b, "self_attn_layer_norm", d);
     nn::linear(b, "fc1", d.hidden, d.ffn, d.bias);
     nn::linear(b, "fc2", d.ffn, d.hidden, d.bias);

@@ -6,7 +6,9 @@
 // Every 4.40 Phi-3 rotary class (Phi3RotaryEmbedding, Phi3SuScaledRotaryEmbedding for "su",
 // Phi3YarnScaledRotaryEmbedding for "yarn") registers inv_freq as None: no 4.40 buffer. Current
 // transformers has one model-level inv_freq (partial_rotary_factor honoured). Dropouts have no
-// tensors. The token-classification head is named `classifier` (with bias).
+// tensors, but they are modules: embed_dropout after embed_tokens, resid_attn_dropout and
+// resid_mlp_dropout after each input_layernorm (4.40's order), and the MLP's activation_fn.
+// The token-classification head is named `classifier` (with bias).
 #include "families.h"
 #include "llama_like.h"
 
@@ -32,10 +34,13 @@ TensorTree build(const BuildRequest& r) {
   s.rope = LegacyRope::kNone;
   s.rope_class = rope_class(c);
   s.token_head = "classifier";
+  s.embed_dropout = "embed_dropout";
+  s.layer_dropouts = {"resid_attn_dropout", "resid_mlp_dropout"};
   return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     auto mlp = b.module("mlp", "Phi3MLP");
     nn::linear(b, "gate_up_proj", d.hidden, 2 * d.inter, false);
     nn::linear(b, "down_proj", d.inter, d.hidden, false);
+    nn::activation(b, "activation_fn", d.act);
   });
 }
 

@@ -6,7 +6,9 @@
 // StableLmLayerNormPerHead holding `norms.<h>` for every query / key-value head), and no
 // post_attention_layernorm with use_parallel_residual. In 4.40 every attention ends with a
 // rotary module over int(partial_rotary_factor * head_dim) dims with cos_cached/sin_cached;
-// current transformers keeps one model.rotary_emb after the final norm instead.
+// current transformers keeps one model.rotary_emb after the final norm instead. Modules without
+// tensors (4.40): the attention's attention_dropout before its rotary module, the MLP's act_fn,
+// each layer's dropout after its norms; current transformers dropped attention_dropout (a float).
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
@@ -17,7 +19,7 @@ namespace {
 struct StableLmDims {
   std::int64_t vocab, hidden, inter, layers, heads, kv_heads, head_dim, positions, rot_dim;
   bool qkv_bias, qk_layernorm, parallel_residual, tie;
-  std::string rotary_cls;
+  std::string rotary_cls, act;
 };
 
 StableLmDims read_dims(const Config& c) {
@@ -38,6 +40,7 @@ StableLmDims read_dims(const Config& c) {
   d.parallel_residual = c.flag_or({"use_parallel_residual"}, false);
   d.tie = c.flag_or({"tie_word_embeddings"}, false);
   d.rotary_cls = dec::rotary_class(c, "StableLm");
+  d.act = c.string_or({"hidden_act"}, "silu");
   return d;
 }
 
@@ -59,6 +62,7 @@ void decoder_layer(TreeBuilder& b, const StableLmDims& d) {
       per_head_norm(b, "q_layernorm", d.head_dim, d.heads);
       per_head_norm(b, "k_layernorm", d.head_dim, d.kv_heads);
     }
+    nn::dropout(b, "attention_dropout", BufferEra::kLegacyOnly);
     dec::rotary_per_layer(b, "rotary_emb", d.rotary_cls, d.rot_dim, d.positions);
   }
   {
@@ -66,9 +70,11 @@ void decoder_layer(TreeBuilder& b, const StableLmDims& d) {
     nn::linear(b, "gate_proj", d.hidden, d.inter, false);
     nn::linear(b, "up_proj", d.hidden, d.inter, false);
     nn::linear(b, "down_proj", d.inter, d.hidden, false);
+    nn::activation(b, "act_fn", d.act);
   }
   nn::layer_norm(b, "input_layernorm", d.hidden);
   if (!d.parallel_residual) nn::layer_norm(b, "post_attention_layernorm", d.hidden);
+  nn::dropout(b, "dropout");
 }
 
 void model(TreeBuilder& b, const StableLmDims& d) {

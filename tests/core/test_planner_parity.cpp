@@ -1,6 +1,6 @@
 // Planner parity with the real accelerate 0.30.1 (../shared/reference/planner/*.json, schema in
 // its README): every case — budget, strategy, dtype, special_dtypes, offload_buffers — must give
-// accelerate's device map (keys, devices and order), its bytes per device, the budgets it parsed
+// accelerate's device map (keys and devices), its bytes per device, the budgets it parsed
 // and, for auto/balanced/balanced_low_0, get_balanced_memory's budgets. 1.2.1 gave the same
 // results on every case (each records "same_as_0.30.1"); a case where it did not would be
 // compared with 1.2.1's fields too.
@@ -40,6 +40,7 @@ std::size_t check_file(const std::string& ref, const std::string& entry, std::si
     p.bytes_per_device = member(c, "bytes_per_device");
     p.get_max_memory = member(c, "get_max_memory");
     p.balanced_max_memory = member(c, "balanced_max_memory");
+    p.accelerate_error = member(c, "error");
     const std::size_t n = check_plan_case(p);
     CHECK_MESSAGE(n > 0, p.label << ": nothing compared");
     fields += n;

@@ -5,7 +5,7 @@
 // runs recorded is compared: the printed table char for char, its rows, the raw bytes per dtype
 // (training included), the parameter count, buffer bytes, every compute_module_sizes entry, the
 // largest layer, tied parameters, _no_split_modules, the class, and the four
-// infer_auto_device_map runs (map in order, bytes per device). 0.28.0 printed the same "Largest
+// infer_auto_device_map runs (map, bytes per device). 0.28.0 printed the same "Largest
 // Layer" and "Total Size" columns and a different training column (4× each row) that no mode
 // claims: its size columns are compared, its training column is not.
 //

@@ -34,6 +34,9 @@ struct PlanCase {
   const OJson* bytes_per_device = nullptr;
   const OJson* get_max_memory = nullptr;       // the budgets accelerate parsed, when recorded
   const OJson* balanced_max_memory = nullptr;  // get_balanced_memory's result, when recorded
+  // accelerate raised instead of planning (e.g. a "disk" budget under auto: get_balanced_memory
+  // calls torch.device("disk")). memfit plans such budgets: the map must then be valid.
+  const OJson* accelerate_error = nullptr;
 };
 
 // Runs memfit's planner in accelerate mode on the case and CHECKs every expected field.
