@@ -87,7 +87,9 @@ int main(int argc, char** argv) {
   plan->add_option("--context", pl.context, "tokens per sequence (fit: KV cache)");
   plan->add_option("--batch", pl.batch, "sequences (fit: KV cache)");
   plan->add_option("--overhead", pl.overhead, "runtime overhead per GPU (fit), default 500MiB");
-  plan->add_option("--class", pl.class_name, "model class (default: accelerate's choice)");
+  plan->add_option("--class", pl.class_name, "model class (default: architectures[0], the class that is loaded)");
+  plan->add_option("--compat", pl.compat, "'accelerate': accelerate's AutoModel class and 4.40 buffers, as `accelerate` maps it")
+      ->check(CLI::IsMember({"accelerate"}));
   plan->add_option("--library_name,--library", pl.library, "transformers or timm");
   plan->add_flag("--explain", pl.explain, "say what each device holds and why");
   plan->add_flag("--json", pl.json, "print JSON");

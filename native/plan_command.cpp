@@ -44,13 +44,25 @@ void write_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+// The model plan sizes: by default the class `from_pretrained` builds (architectures[0], with
+// its head) as current transformers allocates it — the model `load`, `forward` and `generate`
+// load, so a map written by `plan` always loads. --compat accelerate: accelerate's AutoModel
+// class with transformers 4.40's buffers, the maps `accelerate` itself prints.
+EstimateRequest model_request(const PlanArgs& args, const ModelSource& src) {
+  if (!args.compat.empty() && args.compat != "accelerate")
+    throw CliError{kExitUsage, fmt::format("--compat: unknown value '{}' (only 'accelerate')", args.compat)};
+  EstimateRequest model;
+  model.config_text = src.config_text;
+  model.name = src.name;
+  model.library = src.library;
+  model.mode = args.compat == "accelerate" ? Mode::kAccelerate : Mode::kMemfit;
+  model.class_override = args.class_name;
+  return model;
+}
+
 plan::PlanRequest build_request(const PlanArgs& args, const ModelSource& src) {
   plan::PlanRequest req;
-  req.model.config_text = src.config_text;
-  req.model.name = src.name;
-  req.model.library = src.library;
-  req.model.mode = Mode::kAccelerate;  // the class accelerate would build, unless --class
-  req.model.class_override = args.class_name;
+  req.model = model_request(args, src);
   req.max_memory = or_fail(plan::parse_max_memory(args.max_memory));
   req.strategy = args.strategy;
   if (!args.dtype.empty()) {
@@ -87,13 +99,8 @@ int run_plan(const PlanArgs& args) {
     hub::HubClient client(hub::HubOptions::from_environment());
     const ModelSource src = resolve_model(args.model, {args.library, ""}, &client);
     if (!args.check.empty()) {
-      EstimateRequest model;
-      model.config_text = src.config_text;
-      model.name = src.name;
-      model.library = src.library;
-      model.mode = Mode::kAccelerate;
-      model.class_override = args.class_name;
-      const TensorTree tree = for_era(or_fail(build_tree(model)), /*legacy=*/true);
+      const EstimateRequest model = model_request(args, src);
+      const TensorTree tree = for_era(or_fail(build_tree(model)), model.mode == Mode::kAccelerate);
       const plan::DeviceMap map = or_fail(plan::device_map_from_json(read_file(args.check), args.check));
       or_fail(plan::check_device_map(tree, map));
       fmt::print("{}: the device map covers every tensor of {}\n", args.check, tree.class_name());

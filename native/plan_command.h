@@ -17,6 +17,7 @@ struct PlanArgs {
   bool no_disk = false;
   std::string context = "4096", batch = "1", overhead = "500MiB";
   std::string class_name, library;
+  std::string compat;  // "accelerate": accelerate's AutoModel class and 4.40 buffers
   bool explain = false, json = false;
   std::string output;  // write the device map here (atomically)
   std::string check;   // validate this device map file instead of planning

@@ -21,8 +21,8 @@ std::uint64_t size_field(const Json& v, const std::string& what) {
 
 plan::PlanRequest plan_request(const Json& j) {
   plan::PlanRequest req;
+  // Without "mode": the class from_pretrained builds (as `memfit plan`); "accelerate": its maps.
   req.model = model_request(j);
-  if (!j.contains("mode")) req.model.mode = Mode::kAccelerate;  // plan accelerate's class by default
   auto mm = j.find("max_memory");
   if (mm == j.end() || !mm->is_object())
     throw Error(ErrorCode::kInvalidArgument, "request: 'max_memory' must be an object device → size");

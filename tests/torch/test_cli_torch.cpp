@@ -1,6 +1,8 @@
 // `memfit load` / `memfit forward` end to end: memfit execs memfit-torch from its own folder.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "support/reference.h"
@@ -51,6 +53,37 @@ TEST_CASE("cli: memfit load --json reports placement, bytes, time and peak RSS")
   CHECK(j["bytes_per_device"]["cpu"].get<double>() > 0);
   CHECK(j["peak_rss_bytes"].get<double>() > 0);
   CHECK(j["format"] == "safetensors");
+}
+
+TEST_CASE("cli: a map written by memfit plan loads, and so do maps that name dropouts") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("memfit plan → load");
+  char tmpl[] = "/tmp/memfit-planload-XXXXXX";
+  const std::string tmp = mkdtemp(tmpl);
+  const std::string map = tmp + "/map.json";
+  // Budgets that split the model over cpu and disk, so the map has many keys.
+  ProcessResult plan = run_memfit({"plan", *dir + "/tiny-gpt2", "--max-memory", "cpu=600KB", "--output", map});
+  CAPTURE(plan.err);
+  REQUIRE(plan.exit_code == 0);
+  const auto written = nlohmann::json::parse(read_text(map));
+  CHECK(written.contains("transformer.wte"));  // GPT2LMHeadModel's names, not GPT2Model's
+  ProcessResult load = run_memfit({"load", *dir + "/tiny-gpt2", "--device-map", map, "--json"});
+  CAPTURE(load.err);
+  CHECK(load.exit_code == 0);
+  // accelerate's AutoModel maps are for GPT2Model: they are not this checkpoint's class.
+  ProcessResult compat = run_memfit({"plan", *dir + "/tiny-gpt2", "--max-memory", "cpu=600KB", "--compat",
+                                     "accelerate", "--json"});
+  REQUIRE(compat.exit_code == 0);
+  CHECK(nlohmann::json::parse(compat.out)["model_class"] == "GPT2Model");
+  // The seed's hand-written map: modules without parameters (transformer.drop) are named too.
+  ProcessResult seed = run_memfit(
+      {"forward", *dir + "/tiny-gpt2", "--tokens", "1,2,3", "--json", "--device-map",
+       R"({"transformer.wte": "cpu", "transformer.wpe": "cpu", "transformer.drop": "cpu", "transformer.h.0": "disk",
+           "transformer.h.1": "cpu", "transformer.h.2": "cpu", "transformer.h.3": "cpu", "transformer.ln_f": "cpu",
+           "lm_head": "cpu"})"});
+  CAPTURE(seed.err);
+  CHECK(seed.exit_code == 0);
+  std::filesystem::remove_all(tmp);
 }
 
 TEST_CASE("cli: load errors keep their exit codes through memfit") {

@@ -31,7 +31,8 @@ export function fillGpuSelect(select, value) {
 
 /** The plan request for a model request and the panel's state. @param {any} model @param {State} s */
 export function planRequest(model, s) {
-  const { mode, dtypes, ...fields } = model;
+  // The page's mode picks the class, as `memfit plan --compat accelerate` does.
+  const { dtypes, ...fields } = model;
   const gpu = gpuById(s.gpu);
   /** @type {Object<string, string>} */
   const maxMemory = {};
