@@ -18,6 +18,19 @@ jobs=$(nproc 2>/dev/null || echo 2)
 export MEMFIT_REFERENCE_DIR=${MEMFIT_REFERENCE_DIR:-$(pwd)/../shared/reference}
 [ -d "$MEMFIT_REFERENCE_DIR" ] || echo "*** memfit: no reference data at $MEMFIT_REFERENCE_DIR: parity tests will be SKIPPED ***" >&2
 
+# What the parity suites compared (their MESSAGE lines, from ctest's log). With the reference data
+# present, a run where they compared nothing fails.
+report_parity() {
+  local log="$1/Testing/Temporary/LastTest.log"
+  local lines
+  lines=$(grep -ho "[a-z]* parity: [^\"]*compared" "$log" 2>/dev/null | sort -u || true)
+  echo "${lines:-no parity lines in $log}"
+  if [ -d "$MEMFIT_REFERENCE_DIR" ] && ! grep -q "accelerate parity: .* cases" <<<"$lines"; then
+    echo "*** memfit: the reference data is present but the parity suites compared nothing ***" >&2
+    return 1
+  fi
+}
+
 start=$SECONDS
 for preset in native-torch native-asan; do
   t=$SECONDS
@@ -25,6 +38,7 @@ for preset in native-torch native-asan; do
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
   ctest --preset "$preset" -j "$jobs"
+  report_parity "build/$preset"
   echo "--- $preset: $((SECONDS - t)) s"
 done
 
