@@ -47,7 +47,7 @@ Json Config::parse(std::string_view text, const std::string& where) {
   // value. Python's own recursion limit stops at ~1,000 levels; so does this.
   constexpr std::size_t kMaxDepth = 1000;
   Json j;
-  if (auto err = parse_strict_json(text, kMaxDepth, &j, DuplicateKeys::kLastWins)) {
+  if (auto err = parse_strict_json(text, kMaxDepth, &j, JsonDialect::kPython)) {
     if (err->kind == StrictJsonError::kTooDeep)
       throw Error(ErrorCode::kInvalidJson, fmt::format("{}: {}", where, err->detail));
     throw Error(ErrorCode::kInvalidJson, fmt::format("{}: not valid JSON ({})", where, err->detail));

@@ -1,7 +1,8 @@
 #include "memfit/strict_json.h"
 
-#include <string>
+#include <limits>
 #include <set>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -57,14 +58,60 @@ std::size_t json_depth(std::string_view s, std::size_t limit) {
 
 namespace {
 
+// Python's json.loads words for the IEEE values, and the numbers they are written as for
+// nlohmann's parser (which refuses any number that is not finite). The markers underflow to
+// zero: only a document that has both such a word and one of these exact spellings reads
+// differently from Python.
+constexpr std::string_view kWords[] = {"-Infinity", "Infinity", "NaN"};
+constexpr std::string_view kMarkers[] = {"-1e-77777", "1e-77777", "2e-77777"};
+
+// Copies `text` with each NaN / Infinity / -Infinity outside strings replaced by its marker;
+// false (and nothing copied) when there is none.
+bool rewrite_python_words(std::string_view text, std::string* out) {
+  bool in_string = false, escape = false, any = false;
+  std::size_t copied = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escape) escape = false;
+      else if (c == '\\') escape = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (c != '-' && c != 'I' && c != 'N') continue;
+    for (std::size_t w = 0; w < 3; ++w) {
+      if (text.substr(i, kWords[w].size()) != kWords[w]) continue;
+      if (!any) out->reserve(text.size() + 16);
+      any = true;
+      out->append(text.substr(copied, i - copied)).append(kMarkers[w]);
+      i += kWords[w].size() - 1;
+      copied = i + 1;
+      break;
+    }
+  }
+  if (any) out->append(text.substr(copied));
+  return any;
+}
+
+double python_word_value(const std::string& raw, double parsed) {
+  if (raw == kMarkers[0]) return -std::numeric_limits<double>::infinity();
+  if (raw == kMarkers[1]) return std::numeric_limits<double>::infinity();
+  if (raw == kMarkers[2]) return std::numeric_limits<double>::quiet_NaN();
+  return parsed;
+}
+
 // A SAX handler that builds the ordered DOM itself. nlohmann's own builder inserts every key of
 // an ordered_json object with a linear duplicate search (O(n²) for a 100k-key weight_map or a
 // 1,000-tensor header); here members are appended and duplicates are found with a hash set per
 // open object. Depth is checked as the parser descends, so `[[[[…` of any length stops early.
 class StrictDomBuilder : public nlohmann::json_sax<Json> {
  public:
-  StrictDomBuilder(Json* root, std::size_t max_depth, DuplicateKeys duplicates)
-      : root_(root), max_depth_(max_depth), duplicates_(duplicates) {}
+  StrictDomBuilder(Json* root, std::size_t max_depth, JsonDialect dialect, bool non_finite)
+      : root_(root), max_depth_(max_depth), dialect_(dialect), non_finite_(non_finite) {}
 
   std::optional<StrictJsonError> error;
 
@@ -72,7 +119,10 @@ class StrictDomBuilder : public nlohmann::json_sax<Json> {
   bool boolean(bool v) override { return put(Json(v)); }
   bool number_integer(number_integer_t v) override { return put(Json(v)); }
   bool number_unsigned(number_unsigned_t v) override { return put(Json(v)); }
-  bool number_float(number_float_t v, const string_t&) override { return put(Json(v)); }
+  bool number_float(number_float_t v, const string_t& raw) override {
+    if (non_finite_) v = python_word_value(raw, v);
+    return put(Json(v));
+  }
   bool string(string_t& v) override { return put(Json(std::move(v))); }
   bool binary(binary_t& v) override { return put(Json::binary(std::move(v))); }
 
@@ -83,7 +133,7 @@ class StrictDomBuilder : public nlohmann::json_sax<Json> {
   }
   bool key(string_t& k) override {
     replace_ = !keys_.back().insert(k).second;
-    if (replace_ && duplicates_ == DuplicateKeys::kReject) {
+    if (replace_ && dialect_ == JsonDialect::kStrict) {
       error = StrictJsonError{StrictJsonError::kDuplicateKey, fmt::format("duplicate key '{}'", k)};
       return false;
     }
@@ -152,7 +202,8 @@ class StrictDomBuilder : public nlohmann::json_sax<Json> {
 
   Json* root_;
   std::size_t max_depth_;
-  DuplicateKeys duplicates_;
+  JsonDialect dialect_;
+  bool non_finite_;  // the text had NaN / Infinity words, now written as marker numbers
   bool replace_ = false;  // the current key repeats one of its object's earlier keys
   std::vector<Json*> stack_;  // open containers; pointers stay valid: a container is only
                               // appended to while it is the innermost open one
@@ -167,9 +218,13 @@ bool sax_parse_json(std::string_view text, nlohmann::json_sax<Json>* handler) {
 }
 
 std::optional<StrictJsonError> parse_strict_json(std::string_view text, std::size_t max_depth,
-                                                 Json* out, DuplicateKeys duplicates) {
-  StrictDomBuilder sax(out, max_depth, duplicates);
-  const bool ok = sax_parse_json(text, &sax);
+                                                 Json* out, JsonDialect dialect) {
+  // nlohmann's lexer knows no NaN or Infinity: for kPython, those words (outside strings) become
+  // marker numbers that the builder turns back into their values.
+  std::string rewritten;
+  const bool non_finite = dialect == JsonDialect::kPython && rewrite_python_words(text, &rewritten);
+  StrictDomBuilder sax(out, max_depth, dialect, non_finite);
+  const bool ok = sax_parse_json(non_finite ? std::string_view(rewritten) : text, &sax);
   if (sax.error) return sax.error;
   if (!ok) return StrictJsonError{StrictJsonError::kSyntax, "invalid JSON"};
   return std::nullopt;

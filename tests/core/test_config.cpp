@@ -4,6 +4,10 @@
 #include "memfit/config.h"
 #include "memfit/error.h"
 #include "memfit/estimate.h"
+#include "memfit/strict_json.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace memfit;
 
@@ -46,6 +50,27 @@ TEST_CASE("config.json is read like Python's json.loads: a repeated key keeps it
   CHECK(j["a"] == 3);
   CHECK(j["b"].size() == 1);
   CHECK(j["b"]["x"] == Json::array({2}));
+}
+
+TEST_CASE("config.json takes Python's NaN, Infinity and -Infinity; strings and strict formats do not change") {
+  // json.loads('{"t": [0.0, Infinity], "n": NaN, "m": -Infinity, "s": "NaN Infinity", "k": 2}')
+  const Json j = Config::parse(R"({"t": [0.0, Infinity], "n": NaN, "m": -Infinity, "s": "NaN \"Infinity", "k": 2})",
+                               "config.json");
+  CHECK(j["t"][1].get<double>() == std::numeric_limits<double>::infinity());
+  CHECK(std::isnan(j["n"].get<double>()));
+  CHECK(j["m"].get<double>() == -std::numeric_limits<double>::infinity());
+  CHECK(j["s"] == "NaN \"Infinity");
+  CHECK(j["k"] == 2);
+  // Words that are not exactly Python's are still errors, and so is an infinite dimension.
+  CHECK(error_of(R"({"model_type": "gpt2", "x": infinity})").code() == ErrorCode::kInvalidJson);
+  CHECK(error_of(R"({"model_type": "gpt2", "x": Inf})").code() == ErrorCode::kInvalidJson);
+  const Error inf_layers = error_of(R"({"model_type": "gpt2", "n_layer": Infinity})");
+  CHECK(inf_layers.code() == ErrorCode::kWrongType);  // not an integer
+  CHECK(inf_layers.message().find("n_layer") != std::string::npos);
+  // The strict dialect (safetensors headers, indexes, device maps) refuses them.
+  Json strict;
+  CHECK(parse_strict_json(R"({"a": NaN})", 8, &strict).has_value());
+  CHECK(parse_strict_json(R"({"a": Infinity})", 8, &strict).has_value());
 }
 
 TEST_CASE("config.json nested deeper than Python's recursion limit is refused by name, without recursion") {

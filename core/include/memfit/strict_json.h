@@ -31,16 +31,18 @@ struct StrictJsonError {
 // compile the parser again: ~3.5 KB of WASM apiece); the virtual calls cost nothing measurable.
 bool sax_parse_json(std::string_view text, nlohmann::json_sax<Json>* handler);
 
-// What a repeated key in one object means: an error (file formats we check strictly), or, as in
-// Python's json.loads that reads config.json for transformers, the last value at the first
-// key's position.
-enum class DuplicateKeys { kReject, kLastWins };
+// Which JSON: kStrict (RFC 8259 and no repeated key: file formats we check strictly, such as
+// safetensors headers, whose format forbids NaN and infinities) or kPython, what Python's
+// json.loads accepts when transformers reads config.json: a repeated key keeps its first
+// position and takes the last value, and the bare words NaN, Infinity and -Infinity are numbers
+// (Python's json.dumps writes them; real configs carry them, e.g. Nemotron-H's time_step_limit).
+enum class JsonDialect { kStrict, kPython };
 
-// Parses with key order kept; nesting deeper than `max_depth` is an error, and so are duplicate
-// keys unless `duplicates` says otherwise. Returns the error instead of throwing. The one JSON
-// parser of core: a second (nlohmann's DOM parser) would cost the WASM bundle ~13 KB.
+// Parses with key order kept; nesting deeper than `max_depth` is an error, and so is anything
+// `dialect` refuses. Returns the error instead of throwing. The one JSON parser of core: a second
+// (nlohmann's DOM parser) would cost the WASM bundle ~13 KB.
 std::optional<StrictJsonError> parse_strict_json(std::string_view text, std::size_t max_depth,
                                                  Json* out,
-                                                 DuplicateKeys duplicates = DuplicateKeys::kReject);
+                                                 JsonDialect dialect = JsonDialect::kStrict);
 
 }  // namespace memfit
