@@ -109,6 +109,19 @@ void conv2d(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t
 
 void classifier(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t classes) {
   if (classes > 0) nn::linear(b, name, in, classes);
+  else identity(b, name);  // `nn.Linear(...) if num_classes > 0 else nn.Identity()`
+}
+
+void identity(TreeBuilder& b, std::string_view name) { b.stateless(name, "Identity"); }
+
+void act(TreeBuilder& b, std::string_view name, std::string_view cls) {
+  b.stateless(name, cls.empty() ? std::string_view("Identity") : cls);
+}
+
+void select_adaptive_pool(TreeBuilder& b, std::string_view name, bool flatten) {
+  auto s = b.module(name, "SelectAdaptivePool2d");
+  b.stateless("pool", "AdaptiveAvgPool2d");
+  b.stateless("flatten", flatten ? "Flatten" : "Identity");
 }
 
 void unsupported(const BuildRequest& r, std::string_view family, const std::string& arch) {

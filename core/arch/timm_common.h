@@ -7,6 +7,10 @@
 // as ViT, img_size). The Hub's config.json for that model mirrors the pretrained_cfg, so it is
 // read here: `architecture` wins over the name, then `num_classes` (top level, else
 // pretrained_cfg.num_classes), then pretrained_cfg.input_size.
+//
+// Modules without tensors (nn.Identity placeholders, activations, pools, nn.Dropout) are part of
+// the trees, as accelerate's device maps name them; the shared ones here follow timm 1.0.3's
+// layers/classifier.py and adaptive_avgmax_pool.py (huggingface/pytorch-image-models @ v1.0.3).
 #pragma once
 
 #include <cstdint>
@@ -50,8 +54,18 @@ void conv2d(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t
             std::int64_t kernel, std::int64_t stride = 1, std::int64_t groups = 1,
             bool bias = false, bool pad_same = false);
 
-// A classifier nn.Linear(in, num_classes), or nothing (nn.Identity) when num_classes == 0.
+// A classifier nn.Linear(in, num_classes), or an nn.Identity (no tensors) when num_classes <= 0.
 void classifier(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t classes);
+
+// nn.Identity: the placeholder timm registers where a layer is disabled (drop_path, aa,
+// drop_block, an unused norm, ...). It is a child module, unlike an attribute set to None.
+void identity(TreeBuilder& b, std::string_view name);
+// An activation module of a timm class ("ReLU", "GELU", "SiLU", "Hardswish", ...), or an
+// nn.Identity when `cls` is empty.
+void act(TreeBuilder& b, std::string_view name, std::string_view cls);
+// SelectAdaptivePool2d(pool_type='avg', flatten=flatten) (layers/adaptive_avgmax_pool.py):
+// children pool = nn.AdaptiveAvgPool2d, flatten = nn.Flatten(1) or nn.Identity.
+void select_adaptive_pool(TreeBuilder& b, std::string_view name, bool flatten);
 
 [[noreturn]] void unsupported(const BuildRequest& r, std::string_view family,
                               const std::string& arch);

@@ -1,6 +1,9 @@
 // timm ConvNeXt / ConvNeXt-V2 (timm/models/convnext.py, timm 0.9–1.0): stem, four
 // ConvNeXtStages (downsample = LayerNorm2d + 2x2 conv, then ConvNeXtBlocks), the
 // NormMlpClassifierHead (or norm_pre + ClassifierHead for the head-norm-first variant).
+// Modules without tensors (GELU, Dropouts, nn.Identity shortcut / drop_path / norm_pre / stage-0
+// downsample, the heads' global_pool and flatten) follow timm 1.0.3 convnext.py, layers/mlp.py
+// and layers/classifier.py (huggingface/pytorch-image-models @ v1.0.3, cb0e4391).
 #include <array>
 #include <string>
 #include <string_view>
@@ -63,7 +66,9 @@ void norm2d(TreeBuilder& b, std::string_view name, std::int64_t dim) {
   nn::layer_norm(b, name, dim, true, "LayerNorm2d");
 }
 
-// Mlp / GlobalResponseNormMlp with nn.Linear, or with 1x1 nn.Conv2d when conv_mlp.
+// Mlp (fc1, act, drop1, norm = nn.Identity, fc2, drop2) / GlobalResponseNormMlp (fc1, act,
+// drop1, grn, fc2, drop2) with nn.Linear, or with 1x1 nn.Conv2d when conv_mlp; act_layer='gelu'
+// is timm's GELU.
 void block_mlp(TreeBuilder& b, const ConvNeXtArgs& a, std::int64_t dim) {
   const std::int64_t hidden = 4 * dim;  // int(mlp_ratio * out_chs), mlp_ratio = 4
   auto fc = [&](std::string_view name, std::int64_t in, std::int64_t out) {
@@ -72,21 +77,29 @@ void block_mlp(TreeBuilder& b, const ConvNeXtArgs& a, std::int64_t dim) {
   };
   auto s = b.module("mlp", a.v2 ? "GlobalResponseNormMlp" : "Mlp");
   fc("fc1", dim, hidden);
+  b.stateless("act", "GELU");
+  nn::dropout(b, "drop1");
   if (a.v2) {
     auto grn = b.module("grn", "GlobalResponseNorm");
     b.param("weight", {hidden});
     b.param("bias", {hidden});
+  } else {
+    timm::identity(b, "norm");
   }
   fc("fc2", hidden, dim);
+  nn::dropout(b, "drop2");
 }
 
-// ConvNeXtBlock: gamma (a direct parameter, so first in state_dict order), conv_dw, norm, mlp.
+// ConvNeXtBlock: gamma (a direct parameter, so first in state_dict order), conv_dw, norm, mlp,
+// shortcut and drop_path (nn.Identity: same channels, stride 1; drop_path_rate 0).
 void block(TreeBuilder& b, const ConvNeXtArgs& a, std::int64_t dim) {
   if (!a.v2) b.param("gamma", {dim});
   timm::conv2d(b, "conv_dw", dim, dim, 7, 1, dim, true);
   if (a.conv_mlp) norm2d(b, "norm", dim);
   else nn::layer_norm(b, "norm", dim);
   block_mlp(b, a, dim);
+  timm::identity(b, "shortcut");
+  timm::identity(b, "drop_path");
 }
 
 std::int64_t stem(TreeBuilder& b, const ConvNeXtArgs& a) {
@@ -125,6 +138,8 @@ TensorTree build(const BuildRequest& r) {
         auto ds = b.module("downsample", "Sequential");
         norm2d(b, "0", prev);
         nn::conv2d(b, "1", prev, out, 2, 2, true);
+      } else {
+        timm::identity(b, "downsample");
       }
       auto blocks = b.module("blocks", "Sequential");
       for (std::int64_t j = 0; j < a->depths[i]; ++j) {
@@ -134,19 +149,30 @@ TensorTree build(const BuildRequest& r) {
       prev = out;
     }
   }
-  if (a->head_norm_first) {  // norm_pre + ClassifierHead(global_pool, drop, fc)
+  if (a->head_norm_first) {  // norm_pre + ClassifierHead(global_pool, drop, fc, flatten)
     norm2d(b, "norm_pre", prev);
     auto head = b.module("head", "ClassifierHead");
+    timm::select_adaptive_pool(b, "global_pool", true);  // create_classifier flattens (no conv)
+    nn::dropout(b, "drop");
     timm::classifier(b, "fc", prev, classes);
-  } else {  // NormMlpClassifierHead(global_pool, norm, flatten, pre_logits, drop, fc)
+    timm::identity(b, "flatten");  // nn.Flatten only with use_conv
+  } else {  // norm_pre = nn.Identity; NormMlpClassifierHead(global_pool, norm, flatten,
+            // pre_logits, drop, fc)
+    timm::identity(b, "norm_pre");
     auto head = b.module("head", "NormMlpClassifierHead");
+    timm::select_adaptive_pool(b, "global_pool", false);
     norm2d(b, "norm", prev);
+    b.stateless("flatten", "Flatten");
     std::int64_t features = prev;
-    if (a->head_hidden) {
+    if (a->head_hidden) {  // Sequential(fc, act) with act_layer='gelu'
       auto pre = b.module("pre_logits", "Sequential");
       nn::linear(b, "fc", prev, a->head_hidden);
+      b.stateless("act", "GELU");
       features = a->head_hidden;
+    } else {
+      timm::identity(b, "pre_logits");
     }
+    nn::dropout(b, "drop");
     timm::classifier(b, "fc", features, classes);
   }
   return b.finish();

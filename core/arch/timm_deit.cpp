@@ -1,7 +1,9 @@
 // timm DeiT entry points (timm/models/deit.py): deit_* are plain VisionTransformers,
 // deit_*_distilled_* are VisionTransformerDistilled (dist_token, head_dist, two prefix tokens in
 // pos_embed), deit3_* add LayerScale (init_values=1e-6) and no_embed_class. The builder is
-// timm_vit_common.cpp.
+// timm_vit_common.cpp; per timm 1.0.3 deit.py (huggingface/pytorch-image-models @ v1.0.3) these
+// entry points keep VisionTransformer's default modules without tensors (nn.GELU, Dropouts,
+// nn.Identity placeholders), and head_dist is an nn.Identity when num_classes is 0.
 #include <string>
 #include <string_view>
 #include <vector>

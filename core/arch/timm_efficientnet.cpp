@@ -1,6 +1,9 @@
 // timm EfficientNet class (timm/models/efficientnet.py, timm 0.9–1.0): EfficientNet B0–B8/L2
 // (+ tf_* ports with TF 'same' padding), EfficientNet-Lite0–4 and MobileNet-V2 — conv_stem, bn1,
-// blocks (timm_effnet_common.cpp), conv_head, bn2, classifier.
+// blocks (timm_effnet_common.cpp), conv_head, bn2, global_pool, classifier. The activations
+// (act_layer 'swish' → nn.SiLU for EfficientNet, 'relu6' → nn.ReLU6 for Lite and MobileNet-V2)
+// and the head's SelectAdaptivePool2d follow timm 1.0.3 efficientnet.py
+// (huggingface/pytorch-image-models @ v1.0.3, cb0e4391).
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -85,6 +88,7 @@ EffNetDef definition(const EffArgs& a, std::int64_t* num_features) {
                    "ir_r4_k5_s2_e6_c192_se0.25 | "
                    "ir_r1_k3_s1_e6_c320_se0.25";
       *num_features = d.round_chs(1280);
+      d.act = "SiLU";  // resolve_act_layer(kwargs, 'swish')
       break;
     case Gen::kLite:
       d.arch_def = "ds_r1_k3_s1_e1_c16 | "
@@ -97,6 +101,7 @@ EffNetDef definition(const EffArgs& a, std::int64_t* num_features) {
       d.fix_first_last = true;
       d.fix_stem = true;
       *num_features = 1280;
+      d.act = "ReLU6";  // resolve_act_layer(kwargs, 'relu6')
       break;
     case Gen::kMobileNetV2:
       d.arch_def = "ds_r1_k3_s1_c16 | "
@@ -109,6 +114,7 @@ EffNetDef definition(const EffArgs& a, std::int64_t* num_features) {
       d.fix_first_last = a.fix_stem_head;
       d.fix_stem = a.fix_stem_head;
       *num_features = a.fix_stem_head ? 1280 : std::max<std::int64_t>(1280, d.round_chs(1280));
+      d.act = "ReLU6";  // resolve_act_layer(kwargs, 'relu6')
       break;
   }
   return d;
@@ -128,7 +134,8 @@ TensorTree build(const BuildRequest& r) {
   const std::int64_t stem = timm::effnet_stem(b, d);
   const std::int64_t head_chs = timm::effnet_blocks(b, r.config, d, stem);
   timm::conv2d(b, "conv_head", head_chs, num_features, 1, 1, 1, false, d.pad_same);
-  timm::bn_act(b, "bn2", num_features);
+  timm::bn_act(b, "bn2", num_features, d.act);
+  timm::select_adaptive_pool(b, "global_pool", true);  // create_classifier: flatten before fc
   timm::classifier(b, "classifier", num_features, classes);
   return b.finish();
 }

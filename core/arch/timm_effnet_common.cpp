@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,7 @@ struct BlockArgs {
   bool has_exp_ratio = false;
   std::int64_t out_chs = 0;
   double se_ratio = 0.0;
+  std::string_view act;  // n<act> op: overrides the model's act_layer (empty: the model's)
 };
 
 [[noreturn]] void bad_block(const Config& c, const std::string& s, const char* why) {
@@ -44,7 +46,15 @@ std::pair<BlockArgs, std::int64_t> decode_block(const Config& c, const std::stri
   std::map<std::string, std::string> options;
   for (std::size_t i = 1; i < ops.size(); ++i) {
     const std::string& op = ops[i];
-    if (op == "noskip" || op == "skip" || op.empty() || op[0] == 'n') continue;  // no tensors
+    if (op == "noskip" || op == "skip" || op.empty()) continue;  // no tensors
+    if (op[0] == 'n') {  // activation: re, r6, hs, sw, mi (anything else is ignored)
+      static constexpr std::pair<std::string_view, std::string_view> kActs[] = {
+          {"nre", "ReLU"}, {"nr6", "ReLU6"}, {"nhs", "Hardswish"}, {"nsw", "SiLU"},
+          {"nmi", "Mish"}};
+      for (const auto& [key, cls] : kActs)
+        if (op == key) a.act = cls;
+      continue;
+    }
     const auto digit = op.find_first_of("0123456789");
     if (digit == std::string::npos) continue;
     options[op.substr(0, digit)] = op.substr(digit);
@@ -100,12 +110,21 @@ std::vector<BlockArgs> scale_stage(const std::vector<std::pair<BlockArgs, std::i
   return out;
 }
 
-void squeeze_excite(TreeBuilder& b, const EffNetDef& d, std::int64_t chs, double rd_ratio) {
+// SqueezeExcite: conv_reduce, act1 (force_act_layer or the block's act), conv_expand, gate; or
+// the nn.Identity `se` placeholder when the block has no SE.
+void squeeze_excite(TreeBuilder& b, const EffNetDef& d, std::int64_t chs, double rd_ratio,
+                    std::string_view block_act) {
+  if (rd_ratio <= 0) {
+    identity(b, "se");
+    return;
+  }
   const double v = static_cast<double>(chs) * rd_ratio;
   const std::int64_t rd = d.se_round_channels ? make_divisible(v) : py_round(v);
   auto s = b.module("se", "SqueezeExcite");
   nn::conv2d(b, "conv_reduce", chs, rd, 1, 1, true);
+  act(b, "act1", d.se_act.empty() ? block_act : d.se_act);
   nn::conv2d(b, "conv_expand", rd, chs, 1, 1, true);
+  act(b, "gate", d.se_gate);
 }
 
 // "a | b c" → {{"a"}, {"b", "c"}} (EffNetDef::arch_def).
@@ -130,14 +149,22 @@ std::int64_t EffNetDef::round_chs(std::int64_t c) const {
   return make_divisible(static_cast<double>(c) * channel_multiplier);
 }
 
-void bn_act(TreeBuilder& b, std::string_view name, std::int64_t channels) {
-  nn::batch_norm2d(b, name, channels, "BatchNormAct2d");
+void bn_act(TreeBuilder& b, std::string_view name, std::int64_t channels, std::string_view act) {
+  // nn::batch_norm2d's tensors, then BatchNormAct2d's own children.
+  auto s = b.module(name, "BatchNormAct2d");
+  b.param("weight", {channels});
+  b.param("bias", {channels});
+  b.buffer("running_mean", {channels}, DType::kF32, true);
+  b.buffer("running_var", {channels}, DType::kF32, true);
+  b.buffer("num_batches_tracked", {}, DType::kI64, true);
+  identity(b, "drop");  // drop_layer None
+  timm::act(b, "act", act);
 }
 
 std::int64_t effnet_stem(TreeBuilder& b, const EffNetDef& d) {
   const std::int64_t stem = d.fix_stem ? d.stem_size : d.round_chs(d.stem_size);
   conv2d(b, "conv_stem", 3, stem, 3, 2, 1, false, d.pad_same);
-  bn_act(b, "bn1", stem);
+  bn_act(b, "bn1", stem, d.act);
   return stem;
 }
 
@@ -159,27 +186,33 @@ std::int64_t effnet_blocks(TreeBuilder& b, const Config& c, const EffNetDef& d,
       double se = a.se_ratio;
       if (se > 0 && !d.se_from_exp) se /= a.has_exp_ratio ? a.exp_ratio : 1.0;
       const std::string idx = std::to_string(bi);
+      const std::string_view act = a.act.empty() ? d.act : a.act;
+      // Each block ends with drop_path (nn.Identity: drop_path_rate 0), its own se is an
+      // nn.Identity without SE, and bn2 of ds / bn3 of ir have apply_act=False.
       if (a.type == "ds" || a.type == "dsa") {
         auto blk = b.module(idx, "DepthwiseSeparableConv");
         conv2d(b, "conv_dw", in_chs, in_chs, a.kernel, stride, in_chs, false, d.pad_same);
-        bn_act(b, "bn1", in_chs);
-        if (se > 0) squeeze_excite(b, d, in_chs, se);
+        bn_act(b, "bn1", in_chs, act);
+        squeeze_excite(b, d, in_chs, se, act);
         conv2d(b, "conv_pw", in_chs, out, a.pw_kernel, 1, 1, false, d.pad_same);
-        bn_act(b, "bn2", out);
+        bn_act(b, "bn2", out, a.type == "dsa" ? act : std::string_view());  // pw_act
+        identity(b, "drop_path");
       } else if (a.type == "ir") {
         auto blk = b.module(idx, "InvertedResidual");
         const std::int64_t mid = make_divisible(static_cast<double>(in_chs) * a.exp_ratio);
         conv2d(b, "conv_pw", in_chs, mid, a.exp_kernel, 1, 1, false, d.pad_same);
-        bn_act(b, "bn1", mid);
+        bn_act(b, "bn1", mid, act);
         conv2d(b, "conv_dw", mid, mid, a.kernel, stride, mid, false, d.pad_same);
-        bn_act(b, "bn2", mid);
-        if (se > 0) squeeze_excite(b, d, mid, se);
+        bn_act(b, "bn2", mid, act);
+        squeeze_excite(b, d, mid, se, act);
         conv2d(b, "conv_pwl", mid, out, a.pw_kernel, 1, 1, false, d.pad_same);
-        bn_act(b, "bn3", out);
+        bn_act(b, "bn3", out, {});
+        identity(b, "drop_path");
       } else {  // cn: ConvBnAct
         auto blk = b.module(idx, "ConvBnAct");
         conv2d(b, "conv", in_chs, out, a.kernel, stride, 1, false, d.pad_same);
-        bn_act(b, "bn1", out);
+        bn_act(b, "bn1", out, act);
+        identity(b, "drop_path");
       }
       in_chs = out;
     }

@@ -2,6 +2,9 @@
 // shared by timm_efficientnet.cpp (class EfficientNet) and timm_mobilenetv3.cpp (MobileNetV3):
 // the block-string decoder ("ir_r2_k3_s2_e6_c24_se0.25"), depth scaling, channel rounding and
 // the DepthwiseSeparableConv / InvertedResidual / ConvBnAct blocks with SqueezeExcite.
+// Modules without tensors (BatchNormAct2d's drop/act, SqueezeExcite's act1/gate, the nn.Identity
+// se/drop_path placeholders) follow timm 1.0.3 _efficientnet_blocks.py, _efficientnet_builder.py
+// and layers/norm_act.py (huggingface/pytorch-image-models @ v1.0.3, cb0e4391).
 #pragma once
 
 #include <cstdint>
@@ -27,17 +30,24 @@ struct EffNetDef {
   bool pad_same = false;        // tf_* ports: pad_type='same'
   bool se_from_exp = false;     // MobileNetV3: SE ratio relative to the expanded channels
   bool se_round_channels = false;  // SE rd_round_fn=round_channels (else Python round)
+  // Activation classes: the model's act_layer (blocks without an n<act> op, stem and head), the
+  // SE force_act_layer (empty: the block's own act) and the SE gate_layer.
+  std::string_view act = "ReLU";
+  std::string_view se_act;
+  std::string_view se_gate = "Sigmoid";
 
   // round_channels(c, multiplier) as the builder's round_chs_fn.
   std::int64_t round_chs(std::int64_t c) const;
 };
 
-// conv_stem + bn1 (BatchNormAct2d); returns the stem's channels.
+// conv_stem + bn1 (BatchNormAct2d with the model's act); returns the stem's channels.
 std::int64_t effnet_stem(TreeBuilder& b, const EffNetDef& d);
 // The `blocks` Sequential of stage Sequentials; returns the channels of the last block.
 std::int64_t effnet_blocks(TreeBuilder& b, const Config& c, const EffNetDef& d,
                            std::int64_t in_chs);
-// A BatchNormAct2d (BatchNorm2d subclass: weight, bias, running stats, num_batches_tracked).
-void bn_act(TreeBuilder& b, std::string_view name, std::int64_t channels);
+// A BatchNormAct2d (BatchNorm2d subclass: weight, bias, running stats, num_batches_tracked) and
+// its children drop (nn.Identity) and act (the class `act`; nn.Identity when empty, i.e.
+// apply_act=False).
+void bn_act(TreeBuilder& b, std::string_view name, std::int64_t channels, std::string_view act);
 
 }  // namespace memfit::arch::timm

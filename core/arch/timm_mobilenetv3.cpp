@@ -1,6 +1,9 @@
 // timm MobileNetV3 (timm/models/mobilenetv3.py, timm 0.9–1.0): conv_stem, bn1, blocks
 // (timm_effnet_common.cpp, SE channels from the expanded width), then the "efficient head":
-// global pool, conv_head (1x1, with bias), classifier.
+// global pool, conv_head (1x1, with bias), act2, flatten, classifier. Activations (hard_swish →
+// nn.Hardswish, 'relu' for the minimal models; SE force_act_layer nn.ReLU and gate
+// 'hard_sigmoid' → nn.Hardsigmoid) and the head's modules without tensors follow timm 1.0.3
+// mobilenetv3.py (huggingface/pytorch-image-models @ v1.0.3, cb0e4391).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +50,8 @@ EffNetDef definition(const Mnv3Args& a, std::int64_t* num_features, bool* head_b
   d.pad_same = a.tf;
   d.stem_size = 16;
   d.se_from_exp = true;
+  d.se_gate = "Hardsigmoid";  // SqueezeExcite(gate_layer='hard_sigmoid')
+  d.act = minimal ? "ReLU" : "Hardswish";  // resolve_act_layer(kwargs, 'relu' / 'hard_swish')
   *head_bias = true;
   if (name == "mobilenetv3_rw") {
     // SqueezeExcite(gate_layer='hard_sigmoid'): default rd_round_fn=round; head_bias=False.
@@ -62,6 +67,7 @@ EffNetDef definition(const Mnv3Args& a, std::int64_t* num_features, bool* head_b
     return d;
   }
   d.se_round_channels = true;  // SqueezeExcite(..., rd_round_fn=round_channels)
+  d.se_act = "ReLU";           // SqueezeExcite(..., force_act_layer=nn.ReLU)
   d.fix_stem = a.channel_multiplier < 0.75;
   if (small) {
     *num_features = 1024;
@@ -115,7 +121,10 @@ TensorTree build(const BuildRequest& r) {
   TreeBuilder b{"MobileNetV3"};
   const std::int64_t stem = timm::effnet_stem(b, d);
   const std::int64_t head_chs = timm::effnet_blocks(b, r.config, d, stem);
+  timm::select_adaptive_pool(b, "global_pool", false);  // SelectAdaptivePool2d(pool_type='avg')
   timm::conv2d(b, "conv_head", head_chs, num_features, 1, 1, 1, head_bias, d.pad_same);
+  b.stateless("act2", d.act);
+  b.stateless("flatten", "Flatten");
   timm::classifier(b, "classifier", num_features, classes);
   return b.finish();
 }

@@ -1,6 +1,10 @@
 // timm ResNet / ResNeXt / Wide-ResNet (timm/models/resnet.py, timm 0.9–1.0): class ResNet with
 // BasicBlock / Bottleneck blocks, BatchNorm2d everywhere, the torchvision-style 7x7 stem or the
 // "deep" 3x3 stems of the c/d/s/t variants, and conv or avg-pool downsample paths.
+// Modules without tensors (ReLU act1/act2/act3, the nn.Identity drop_block/aa placeholders, the
+// stem MaxPool2d, AvgPool2d/Identity in downsample_avg, global_pool) follow timm 1.0.3 resnet.py
+// (huggingface/pytorch-image-models @ v1.0.3, cb0e4391); se and drop_path are None there (no
+// attn_layer, drop_path_rate 0), so they are not children.
 #include <array>
 #include <string>
 #include <string_view>
@@ -72,11 +76,14 @@ const ResNetArgs* find_variant(const std::string& arch) {
   return nullptr;
 }
 
-// self.conv1 (plain 7x7 or the deep Sequential), self.bn1; returns the stem's output channels.
+// self.conv1 (plain 7x7 or the deep Sequential), self.bn1, self.act1, self.maxpool; returns the
+// stem's output channels.
 std::int64_t stem(TreeBuilder& b, const ResNetArgs& a) {
   if (a.stem == Stem::kDefault) {
     nn::conv2d(b, "conv1", 3, 64, 7, 7, false);
     nn::batch_norm2d(b, "bn1", 64);
+    b.stateless("act1", "ReLU");
+    b.stateless("maxpool", "MaxPool2d");
     return 64;
   }
   const std::int64_t inplanes = a.stem_width * 2;
@@ -86,31 +93,44 @@ std::int64_t stem(TreeBuilder& b, const ResNetArgs& a) {
     auto s = b.module("conv1", "Sequential");  // conv, bn, act, conv, bn, act, conv
     nn::conv2d(b, "0", 3, c0, 3, 3, false);
     nn::batch_norm2d(b, "1", c0);
+    b.stateless("2", "ReLU");
     nn::conv2d(b, "3", c0, c1, 3, 3, false);
     nn::batch_norm2d(b, "4", c1);
+    b.stateless("5", "ReLU");
     nn::conv2d(b, "6", c1, inplanes, 3, 3, false);
   }
   nn::batch_norm2d(b, "bn1", inplanes);
+  b.stateless("act1", "ReLU");
+  b.stateless("maxpool", "MaxPool2d");
   return inplanes;
 }
 
-// downsample_conv: Sequential(conv 1x1, bn); downsample_avg: Sequential(pool, conv 1x1, bn).
-void downsample(TreeBuilder& b, const ResNetArgs& a, std::int64_t in, std::int64_t out) {
+// downsample_conv: Sequential(conv 1x1, bn); downsample_avg: Sequential(pool, conv 1x1, bn),
+// pool = nn.AvgPool2d when the stage strides, else nn.Identity.
+void downsample(TreeBuilder& b, const ResNetArgs& a, std::int64_t in, std::int64_t out,
+                bool strided) {
   auto s = b.module("downsample", "Sequential");
   const std::string conv = a.avg_down ? "1" : "0";
   const std::string bn = a.avg_down ? "2" : "1";
+  if (a.avg_down) b.stateless("0", strided ? "AvgPool2d" : "Identity");
   nn::conv2d(b, conv, in, out, 1, 1, false);
   nn::batch_norm2d(b, bn, out);
 }
 
+// Block children in __init__ order; drop_block and aa are nn.Identity (no drop_block_rate, no
+// aa_layer), se and drop_path None; downsample is assigned after the last activation.
 void block(TreeBuilder& b, const ResNetArgs& a, std::int64_t inplanes, std::int64_t planes,
-           bool has_downsample) {
+           bool has_downsample, bool strided) {
   if (!a.bottleneck) {  // BasicBlock, expansion 1
     nn::conv2d(b, "conv1", inplanes, planes, 3, 3, false);
     nn::batch_norm2d(b, "bn1", planes);
+    timm::identity(b, "drop_block");
+    b.stateless("act1", "ReLU");
+    timm::identity(b, "aa");
     nn::conv2d(b, "conv2", planes, planes, 3, 3, false);
     nn::batch_norm2d(b, "bn2", planes);
-    if (has_downsample) downsample(b, a, inplanes, planes);
+    b.stateless("act2", "ReLU");
+    if (has_downsample) downsample(b, a, inplanes, planes, strided);
     return;
   }
   // Bottleneck, expansion 4: width = floor(planes * base_width / 64) * cardinality
@@ -118,11 +138,16 @@ void block(TreeBuilder& b, const ResNetArgs& a, std::int64_t inplanes, std::int6
   const std::int64_t out = planes * 4;
   nn::conv2d(b, "conv1", inplanes, width, 1, 1, false);
   nn::batch_norm2d(b, "bn1", width);
+  b.stateless("act1", "ReLU");
   nn::conv2d(b, "conv2", width, width, 3, 3, false, a.cardinality);
   nn::batch_norm2d(b, "bn2", width);
+  timm::identity(b, "drop_block");
+  b.stateless("act2", "ReLU");
+  timm::identity(b, "aa");
   nn::conv2d(b, "conv3", width, out, 1, 1, false);
   nn::batch_norm2d(b, "bn3", out);
-  if (has_downsample) downsample(b, a, inplanes, out);
+  b.stateless("act3", "ReLU");
+  if (has_downsample) downsample(b, a, inplanes, out, strided);
 }
 
 TensorTree build(const BuildRequest& r) {
@@ -142,10 +167,11 @@ TensorTree build(const BuildRequest& r) {
       // make_blocks: downsample when stride != 1 (stages 2-4) or channels change.
       const bool ds = i == 0 && (stage > 0 || inplanes != planes * expansion);
       auto blk = b.module(std::to_string(i), a->bottleneck ? "Bottleneck" : "BasicBlock");
-      block(b, *a, inplanes, planes, ds);
+      block(b, *a, inplanes, planes, ds, stage > 0);
       inplanes = planes * expansion;
     }
   }
+  timm::select_adaptive_pool(b, "global_pool", true);  // create_classifier: flatten before fc
   timm::classifier(b, "fc", 512 * expansion, classes);
   return b.finish();
 }

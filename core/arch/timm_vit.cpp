@@ -1,5 +1,8 @@
 // timm VisionTransformer entry points (timm/models/vision_transformer.py): the original ViTs,
 // the gap / CLIP / DINOv2 / SigLIP / register variants. The builder is timm_vit_common.cpp.
+// The Mlp activation of each entry point (nn.GELU; act_layer='quick_gelu' → QuickGELU for the
+// *_clip_quickgelu_* models, nn.SiLU for the giant DINOv2) follows timm 1.0.3
+// vision_transformer.py (huggingface/pytorch-image-models @ v1.0.3, cb0e4391).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,7 +51,10 @@ VitArgs dinov2(std::string_view name, std::int64_t dim, std::int64_t depth, std:
   VitArgs a = plain(name, 14, dim, depth, heads, 518, giant ? 2.66667 * 2 : 4.0);
   a.layer_scale = true;
   a.headless = true;
-  if (giant) a.mlp = VitMlp::kSwiGLUPacked;
+  if (giant) {
+    a.mlp = VitMlp::kSwiGLUPacked;
+    a.act = "SiLU";  // mlp_layer=SwiGLUPacked, act_layer=nn.SiLU
+  }
   if (reg4) {
     a.reg_tokens = 4;
     a.no_embed_class = true;
@@ -172,6 +178,9 @@ const std::vector<VitArgs>& variants() {
     VitArgs miil = plain("vit_base_patch16_224_miil", 16, 768, 12, 12, 224);
     miil.qkv_bias = false;
     out.push_back(miil);
+    // The *_clip_quickgelu_* towers: act_layer='quick_gelu' (timm.layers.QuickGELU).
+    for (VitArgs& a : out)
+      if (a.name.find("_quickgelu_") != std::string_view::npos) a.act = "QuickGELU";
     return out;
   }();
   return v;

@@ -1,5 +1,8 @@
 // timm's VisionTransformer (timm/models/vision_transformer.py) and DeiT's
 // VisionTransformerDistilled (timm/models/deit.py), shared by timm_vit.cpp and timm_deit.cpp.
+// Modules without tensors (nn.Identity placeholders, nn.Dropout, the Mlp activation) follow
+// timm 1.0.3 vision_transformer.py, deit.py, layers/mlp.py, patch_embed.py, attention_pool.py
+// (huggingface/pytorch-image-models @ v1.0.3, cb0e4391).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,7 @@ struct VitArgs {
   bool no_embed_class = false;
   std::int64_t reg_tokens = 0;
   VitMlp mlp = VitMlp::kMlp;
+  std::string_view act = "GELU";           // the blocks' Mlp act_layer class (nn.GELU default)
   bool distilled = false;                  // VisionTransformerDistilled (dist_token, head_dist)
   bool headless = false;  // its pretrained tags (lvd142m, webli, ...) have num_classes=0
 };

@@ -163,7 +163,9 @@ describe('Hub errors', () => {
     await page.waitForFunction(() => /^Computing/.test(document.getElementById('status').textContent));
     await page.fill('#model', 'gpt2');
     await page.press('#model', 'Enter');
-    await page.waitForFunction(() => !document.getElementById('results').hidden, null, { timeout: 20000 });
+    // gpt2's result, not DeepSeek-V3's (had that one finished before the new input)
+    await page.waitForFunction(() => !document.getElementById('results').hidden &&
+      document.getElementById('results-title')?.textContent === 'gpt2', null, { timeout: 20000 });
     assert.equal((await pageJson(page)).name, 'gpt2');
     assert.deepEqual(problems, []);
     await context.close();
@@ -219,12 +221,16 @@ describe('exact mode', () => {
   test('a redirect to a CDN never carries the token', async (t) => {
     if (!existsSync(GOLDEN)) { t.skip('*** SKIPPED: no reference golden data ***'); return; }
     const { page, context } = await openPage(browser);
-    await page.goto(url({ model: 'memfit-test/cdn-llama', source: 'exact' }));
+    const start = hub.log.length, cdnStart = hub.cdnLog.length;
+    // No ?model= in the link: nothing is fetched before the token is typed, so the one result
+    // (and every Hub request) the test sees comes from the run the token went into.
+    await page.goto(url({ source: 'exact' }));
     await page.fill('#token', TOKEN);
+    await page.fill('#model', 'memfit-test/cdn-llama');
     await page.click('#go');
     await page.waitForFunction(() => document.documentElement.dataset.state === 'result' && /source: |by HTTP Range/.test(document.getElementById('report').innerText));
-    assert.ok(hub.log.some((l) => l.path.endsWith('cdn-llama/resolve/main/model.safetensors') && l.auth === `Bearer ${TOKEN}`));
-    const cdnGets = hub.cdnLog.filter((l) => l.method === 'GET');
+    assert.ok(hub.log.slice(start).some((l) => l.path.endsWith('cdn-llama/resolve/main/model.safetensors') && l.auth === `Bearer ${TOKEN}`));
+    const cdnGets = hub.cdnLog.slice(cdnStart).filter((l) => l.method === 'GET');
     assert.ok(cdnGets.length > 0, 'the CDN was asked');
     assert.ok(hub.cdnLog.every((l) => l.auth === null), JSON.stringify(hub.cdnLog));
     await context.close();
@@ -281,7 +287,10 @@ describe('offline and local files', () => {
 
   test('a pasted config.json', async () => {
     const { page, context } = await openPage(browser);
-    await page.goto(`${site.url}/?model=google/gemma-2b`);
+    // The name is typed, not linked: a link with ?model= would start fetching it (from the real
+    // Hub: no endpoint) and could show that result before the paste's.
+    await page.goto(`${site.url}/`);
+    await page.fill('#model', 'google/gemma-2b');
     await page.click('#drop summary');
     await page.fill('#paste', readFileSync(join(CONFIGS, 'google--gemma-2b.json'), 'utf8'));
     await page.click('#paste-go');
@@ -314,7 +323,15 @@ describe('share links', () => {
     await page.selectOption('#plan-strategy', 'sequential');
     await page.click('#run summary');
     await page.selectOption('#run-train', 'qlora');
-    await page.waitForTimeout(300);
+    // the last debounced input is in the URL, and the table is the last recompute's (accelerate
+    // rows float32, float16, int4: no bfloat16, no int8), not one an earlier input left
+    await page.waitForFunction(() => {
+      const q = new URLSearchParams(location.search);
+      const table = document.querySelector('pre.table')?.textContent || '';
+      return q.get('mode') === 'accelerate' && q.get('dtypes') === 'float32,float16,int4' && q.get('gpus') === '3' &&
+        q.get('strategy') === 'sequential' && q.get('train') === 'qlora' &&
+        /int4/.test(table) && !/int8|bfloat16/.test(table);
+    });
     await page.click('#copy-link');
     await page.waitForFunction(() => document.getElementById('copy-status').dataset.copied);
     const link = await page.evaluate(() => document.getElementById('copy-status').dataset.copied);
