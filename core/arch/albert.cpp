@@ -3,6 +3,8 @@
 // shared layers: num_hidden_groups groups of inner_group_num AlbertLayers, reused across the
 // num_hidden_layers passes, so only the groups hold parameters. AlbertPreTrainedModel has no
 // _no_split_modules in 4.40.
+// Modules without tensors follow v4.40.0's modeling_albert.py (huggingface/transformers tag
+// v4.40.0, 745bbfe4): every one is still registered today, some at another position.
 #include <fmt/format.h>
 
 #include "bert_common.h"
@@ -15,6 +17,7 @@ struct AlbertDims {
   std::int64_t vocab, embedding, hidden, groups, inner_groups, heads, head_size, inter,
       positions, type_vocab;
   bool relative, tie;
+  std::string act;  // hidden_act: AlbertLayer.activation and AlbertMLMHead.activation
 };
 
 // AlbertConfig(): vocab_size=30000, embedding_size=128, hidden_size=4096, num_hidden_layers=12,
@@ -43,6 +46,7 @@ AlbertDims read_dims(const Config& c) {
   const std::string pet = c.string_or({"position_embedding_type"}, "absolute");
   d.relative = pet == "relative_key" || pet == "relative_key_query";
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  d.act = c.string_or({"hidden_act"}, "gelu_new");
   return d;
 }
 
@@ -55,12 +59,17 @@ void albert_layer(TreeBuilder& b, const AlbertDims& d) {
     nn::linear(b, "query", d.hidden, all_head);
     nn::linear(b, "key", d.hidden, all_head);
     nn::linear(b, "value", d.hidden, all_head);
+    // 4.40 registers both dropouts after value; today's AlbertAttention before query.
+    nn::dropout(b, "attention_dropout");
+    nn::dropout(b, "output_dropout");
     nn::linear(b, "dense", d.hidden, d.hidden);
     nn::layer_norm(b, "LayerNorm", d.hidden);
     if (d.relative) nn::embedding(b, "distance_embedding", 2 * d.positions - 1, d.head_size);
   }
   nn::linear(b, "ffn", d.hidden, d.inter);
   nn::linear(b, "ffn_output", d.inter, d.hidden);
+  nn::activation(b, "activation", d.act);
+  nn::dropout(b, "dropout");
 }
 
 void model(TreeBuilder& b, const AlbertDims& d, bool pooling) {
@@ -70,6 +79,7 @@ void model(TreeBuilder& b, const AlbertDims& d, bool pooling) {
     nn::embedding(b, "position_embeddings", d.positions, d.embedding);
     nn::embedding(b, "token_type_embeddings", d.type_vocab, d.embedding);
     nn::layer_norm(b, "LayerNorm", d.embedding);
+    nn::dropout(b, "dropout");
     // Both persistent=False, int64, in 4.40 and today.
     b.buffer("position_ids", {1, d.positions}, DType::kI64, false);
     b.buffer("token_type_ids", {1, d.positions}, DType::kI64, false);
@@ -87,7 +97,10 @@ void model(TreeBuilder& b, const AlbertDims& d, bool pooling) {
       }
     }
   }
-  if (pooling) nn::linear(b, "pooler", d.hidden, d.hidden);
+  if (pooling) {
+    nn::linear(b, "pooler", d.hidden, d.hidden);
+    b.stateless("pooler_activation", "Tanh");
+  }
 }
 
 // AlbertMLMHead: LayerNorm(embedding_size), bias [vocab], dense (hidden→embedding),
@@ -100,6 +113,7 @@ void mlm_head(TreeBuilder& b, const AlbertDims& d) {
   nn::linear(b, "dense", d.hidden, d.embedding);
   bert::tied_decoder(b, "decoder", d.embedding, d.vocab, d.tie,
                      "albert.embeddings.word_embeddings.weight", b.path("bias"));
+  nn::activation(b, "activation", d.act);
 }
 
 TensorTree build(const BuildRequest& r) {
@@ -119,15 +133,18 @@ TensorTree build(const BuildRequest& r) {
   if (is_class(r, "AlbertForPreTraining")) {
     mlm_head(b, d);
     auto sop = b.module("sop_classifier", "AlbertSOPHead");
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, num_labels(r.config));
   } else if (is_class(r, "AlbertForMaskedLM")) {
     mlm_head(b, d);
   } else if (is_class(r, "AlbertForSequenceClassification") ||
              is_class(r, "AlbertForTokenClassification")) {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, num_labels(r.config));
   } else if (is_class(r, "AlbertForQuestionAnswering")) {
     nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config));
   } else if (is_class(r, "AlbertForMultipleChoice")) {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, 1);
   } else {
     throw Error(ErrorCode::kUnknownClass,

@@ -6,6 +6,9 @@
 // aliases of shared.weight whatever tie_word_embeddings says. Learned positions have 2 extra rows
 // (BartLearnedPositionalEmbedding's offset). BartForConditionalGeneration registers the
 // persistent buffer final_logits_bias [1, vocab].
+// Modules without tensors follow v4.40.0's modeling_bart.py (huggingface/transformers tag
+// v4.40.0, 745bbfe4), the same today: each layer's activation_fn (the layers' and coders'
+// dropouts are floats) and BartClassificationHead's dropout.
 #include "common.h"
 #include "families.h"
 
@@ -17,6 +20,7 @@ struct BartDims {
   std::int64_t enc_layers, enc_ffn, enc_heads;
   std::int64_t dec_layers, dec_ffn, dec_heads;
   bool tie;
+  std::string act;  // activation_function: each layer's activation_fn
 };
 
 BartDims read_dims(const Config& c) {
@@ -31,6 +35,7 @@ BartDims read_dims(const Config& c) {
   d.dec_ffn = c.dim_or({"decoder_ffn_dim"}, 4096);
   d.dec_heads = c.dim_or({"decoder_attention_heads"}, 16);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  d.act = c.string_or({"activation_function"}, "gelu");
   // BartAttention raises when embed_dim is not divisible by num_heads.
   require_divisible(c, d.d_model, "d_model", d.enc_heads, "encoder_attention_heads");
   require_divisible(c, d.d_model, "d_model", d.dec_heads, "decoder_attention_heads");
@@ -69,10 +74,14 @@ void coder(TreeBuilder& b, std::string_view name, const BartDims& d, bool decode
     for (std::int64_t i = 0; i < n; ++i) {
       auto layer = b.module(std::to_string(i), decoder ? "BartDecoderLayer" : "BartEncoderLayer");
       attention(b, "self_attn", d.d_model);
+      // BartDecoderLayer assigns activation_fn before self_attn_layer_norm, the encoder's after.
+      if (decoder) nn::activation(b, "activation_fn", d.act);
       nn::layer_norm(b, "self_attn_layer_norm", d.d_model);
       if (decoder) {
         attention(b, "encoder_attn", d.d_model);
         nn::layer_norm(b, "encoder_attn_layer_norm", d.d_model);
+      } else {
+        nn::activation(b, "activation_fn", d.act);
       }
       nn::linear(b, "fc1", d.d_model, ffn);
       nn::linear(b, "fc2", ffn, d.d_model);
@@ -109,6 +118,7 @@ TensorTree build(const BuildRequest& r) {
   } else {
     auto head = b.module("classification_head", "BartClassificationHead");
     nn::linear(b, "dense", d.d_model, d.d_model);
+    nn::dropout(b, "dropout");
     nn::linear(b, "out_proj", d.d_model, bart_num_labels(r.config));
   }
   return b.finish();

@@ -6,6 +6,9 @@
 // CLIPTextModel and CLIPTextModelWithProjection ["CLIPTextEmbeddings", "CLIPEncoderLayer"];
 // CLIPVisionModel ["CLIPEncoderLayer"]; CLIPVisionModelWithProjection and
 // CLIPForImageClassification none. (Later versions add "CLIPVisionEmbeddings" to CLIPModel.)
+// Modules without tensors follow v4.40.0's modeling_clip.py (huggingface/transformers tag
+// v4.40.0, 745bbfe4), the same today: CLIPMLP's activation_fn (CLIPAttention's dropout is a
+// float) and CLIPForImageClassification's nn.Identity classifier when num_labels is 0.
 #include <fmt/format.h>
 
 #include "common.h"
@@ -16,10 +19,12 @@ namespace {
 
 struct ClipTextDims {
   std::int64_t vocab, hidden, inter, layers, heads, positions, projection;
+  std::string act;  // hidden_act: CLIPMLP.activation_fn
 };
 
 struct ClipVisionDims {
   std::int64_t hidden, inter, layers, heads, channels, patch, num_patches, projection;
+  std::string act;
 };
 
 void check_heads(const Config& c, std::int64_t hidden, std::int64_t heads) {
@@ -38,6 +43,7 @@ ClipTextDims text_dims(const Config& c) {
   d.heads = c.dim_or({"num_attention_heads"}, 8);
   d.positions = c.dim_or({"max_position_embeddings"}, 77);
   d.projection = c.dim_or({"projection_dim"}, 512);
+  d.act = c.string_or({"hidden_act"}, "quick_gelu");
   check_heads(c, d.hidden, d.heads);
   return d;
 }
@@ -55,6 +61,7 @@ ClipVisionDims vision_dims(const Config& c) {
   const std::int64_t image = c.dim_or({"image_size"}, 224);
   d.num_patches = (image / d.patch) * (image / d.patch);
   d.projection = c.dim_or({"projection_dim"}, 512);
+  d.act = c.string_or({"hidden_act"}, "quick_gelu");
   check_heads(c, d.hidden, d.heads);
   return d;
 }
@@ -70,7 +77,8 @@ Config part(const Config& c, const std::string& name, bool composite) {
   return Config(Json::object(), fmt::format("{}: {}", c.where(), name));
 }
 
-void encoder(TreeBuilder& b, std::int64_t hidden, std::int64_t inter, std::int64_t layers) {
+void encoder(TreeBuilder& b, std::int64_t hidden, std::int64_t inter, std::int64_t layers,
+             std::string_view act) {
   auto enc = b.module("encoder", "CLIPEncoder");
   auto list = b.module("layers", "ModuleList");
   for (std::int64_t i = 0; i < layers; ++i) {
@@ -86,6 +94,7 @@ void encoder(TreeBuilder& b, std::int64_t hidden, std::int64_t inter, std::int64
     nn::layer_norm(b, "layer_norm1", hidden);
     {
       auto m = b.module("mlp", "CLIPMLP");
+      nn::activation(b, "activation_fn", act);
       nn::linear(b, "fc1", hidden, inter);
       nn::linear(b, "fc2", inter, hidden);
     }
@@ -103,7 +112,7 @@ void text_transformer(TreeBuilder& b, const ClipTextDims& d) {
     // torch.arange(max_position_embeddings).expand((1, -1)), persistent=False (4.40 and today).
     b.buffer("position_ids", {1, d.positions}, DType::kI64, false);
   }
-  encoder(b, d.hidden, d.inter, d.layers);
+  encoder(b, d.hidden, d.inter, d.layers, d.act);
   nn::layer_norm(b, "final_layer_norm", d.hidden);
 }
 
@@ -118,7 +127,7 @@ void vision_transformer(TreeBuilder& b, const ClipVisionDims& d) {
     b.buffer("position_ids", {1, d.num_patches + 1}, DType::kI64, false);
   }
   nn::layer_norm(b, "pre_layrnorm", d.hidden);
-  encoder(b, d.hidden, d.inter, d.layers);
+  encoder(b, d.hidden, d.inter, d.layers, d.act);
   nn::layer_norm(b, "post_layernorm", d.hidden);
 }
 
@@ -153,6 +162,7 @@ TensorTree build(const BuildRequest& r) {
     // Linear(vision hidden, num_labels) when num_labels > 0, else nn.Identity.
     const bool none = c.has("num_labels") && c.count({"num_labels"}) == 0;
     if (!none) nn::linear(b, "classifier", v.hidden, num_labels(c));
+    else b.stateless("classifier", "Identity");
   } else {
     throw Error(ErrorCode::kUnknownClass,
                 fmt::format("class '{}' is not described for clip", r.class_name));

@@ -1,5 +1,7 @@
 // DistilBERT (transformers models/distilbert/modeling_distilbert.py, 4.40): DistilBertModel and
 // its heads. DistilBertPreTrainedModel has no _no_split_modules in 4.40.
+// Modules without tensors follow v4.40.0's modeling_distilbert.py (huggingface/transformers tag
+// v4.40.0, 745bbfe4): every one is still registered today, some at another position.
 #include <fmt/format.h>
 
 #include "common.h"
@@ -11,6 +13,7 @@ namespace {
 struct DistilBertDims {
   std::int64_t vocab, dim, hidden_dim, layers, heads, positions;
   bool tie;
+  std::string act;  // `activation`: FFN.activation and the MLM head's activation
 };
 
 // DistilBertConfig(): vocab_size=30522, max_position_embeddings=512, n_layers=6, n_heads=12,
@@ -26,6 +29,7 @@ DistilBertDims read_dims(const Config& c) {
   d.heads = c.dim_or({"n_heads", "num_attention_heads"}, 12);
   d.positions = c.dim_or({"max_position_embeddings"}, 512);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  d.act = c.string_or({"activation"}, "gelu");
   // MultiHeadSelfAttention: "self.n_heads must divide self.dim evenly".
   require_divisible(c, d.dim, "dim", d.heads, "n_heads");
   return d;
@@ -37,6 +41,7 @@ void model(TreeBuilder& b, const DistilBertDims& d) {
     nn::embedding(b, "word_embeddings", d.vocab, d.dim);
     nn::embedding(b, "position_embeddings", d.positions, d.dim);
     nn::layer_norm(b, "LayerNorm", d.dim);
+    nn::dropout(b, "dropout");
     // torch.arange(max_position_embeddings).expand((1, -1)), persistent=False (4.40 and today).
     b.buffer("position_ids", {1, d.positions}, DType::kI64, false);
   }
@@ -47,6 +52,8 @@ void model(TreeBuilder& b, const DistilBertDims& d) {
     {
       // The eager class; DistilBertFlashAttention2 subclasses it with the same tensors.
       auto a = b.module("attention", "MultiHeadSelfAttention");
+      // 4.40 registers the dropout before q_lin; today's DistilBertSelfAttention after out_lin.
+      nn::dropout(b, "dropout");
       nn::linear(b, "q_lin", d.dim, d.dim);
       nn::linear(b, "k_lin", d.dim, d.dim);
       nn::linear(b, "v_lin", d.dim, d.dim);
@@ -55,8 +62,10 @@ void model(TreeBuilder& b, const DistilBertDims& d) {
     nn::layer_norm(b, "sa_layer_norm", d.dim);
     {
       auto f = b.module("ffn", "FFN");
+      nn::dropout(b, "dropout");
       nn::linear(b, "lin1", d.dim, d.hidden_dim);
       nn::linear(b, "lin2", d.hidden_dim, d.dim);
+      nn::activation(b, "activation", d.act);
     }
     nn::layer_norm(b, "output_layer_norm", d.dim);
   }
@@ -69,6 +78,8 @@ TensorTree build(const BuildRequest& r) {
     model(b, d);
     return b.finish();
   }
+  // DistilBertForMaskedLM registers its activation before the backbone.
+  if (is_class(r, "DistilBertForMaskedLM")) nn::activation(b, "activation", d.act);
   {
     auto m = b.module("distilbert", "DistilBertModel");
     model(b, d);
@@ -82,13 +93,18 @@ TensorTree build(const BuildRequest& r) {
     if (d.tie) b.tied_param("weight", "distilbert.embeddings.word_embeddings.weight");
     else b.param("weight", {d.vocab, d.dim});
     b.param("bias", {d.vocab});
+    // mlm_loss_fct = nn.CrossEntropyLoss(): a module, so a child (4.40 and today).
+    b.stateless("mlm_loss_fct", "CrossEntropyLoss");
   } else if (is_class(r, "DistilBertForSequenceClassification")) {
     nn::linear(b, "pre_classifier", d.dim, d.dim);
     nn::linear(b, "classifier", d.dim, num_labels(r.config));
+    nn::dropout(b, "dropout");
   } else if (is_class(r, "DistilBertForMultipleChoice")) {
     nn::linear(b, "pre_classifier", d.dim, d.dim);
     nn::linear(b, "classifier", d.dim, 1);
+    nn::dropout(b, "dropout");
   } else if (is_class(r, "DistilBertForTokenClassification")) {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.dim, num_labels(r.config));
   } else if (is_class(r, "DistilBertForQuestionAnswering")) {
     const std::int64_t labels = num_labels(r.config);
@@ -97,6 +113,7 @@ TensorTree build(const BuildRequest& r) {
                   fmt::format("{}: DistilBertForQuestionAnswering needs num_labels == 2, got {}",
                               r.config.where(), labels));
     nn::linear(b, "qa_outputs", d.dim, labels);
+    nn::dropout(b, "dropout");
   } else {
     throw Error(ErrorCode::kUnknownClass,
                 fmt::format("class '{}' is not described for distilbert", r.class_name));

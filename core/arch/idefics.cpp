@@ -10,6 +10,10 @@
 // registers them per attention, so they are not era-specific. The vision embeddings register an
 // int64 position_ids [1, num_positions] (non-persistent). The freeze_* flags only change
 // requires_grad, never the tensors.
+// Modules without tensors follow v4.40.0's modeling_idefics.py, vision.py and perceiver.py
+// (huggingface/transformers tag v4.40.0, 745bbfe4), the same today: IdeficsMLP's act_fn, the
+// gated layers' act_cross_attn/act_dense (nn.Tanh), IdeficsVisionMLP's activation_fn, the
+// perceiver MLP's act (nn.ReLU). Every dropout there is a float.
 #include <fmt/format.h>
 
 #include "common.h"
@@ -23,6 +27,7 @@ constexpr std::int64_t kRotaryPositions = 2048;
 
 struct VisionDims {
   std::int64_t embed_dim, image_size, patch_size, channels, layers, heads, inter;
+  std::string act;  // IdeficsVisionConfig.hidden_act: IdeficsVisionMLP.activation_fn
 };
 
 struct PerceiverDims {
@@ -33,6 +38,7 @@ struct PerceiverDims {
 struct IdeficsDims {
   std::int64_t vocab, additional_vocab, hidden, inter, layers, heads, head_dim, cross_interval;
   bool qk_layer_norms, alpha_vector, use_resampler, tie;
+  std::string act;  // IdeficsConfig.hidden_act: IdeficsMLP.act_fn
   VisionDims vision;
   PerceiverDims perceiver;
 };
@@ -46,6 +52,7 @@ VisionDims read_vision(const Config& c) {
   v.layers = c.repeats_or({"num_hidden_layers"}, 32);
   v.heads = c.dim_or({"num_attention_heads"}, 16);
   v.inter = c.dim_or({"intermediate_size"}, 5120);
+  v.act = c.string_or({"hidden_act"}, "gelu");
   require_divisible(c, v.embed_dim, "embed_dim", v.heads, "num_attention_heads");
   return v;
 }
@@ -74,6 +81,7 @@ IdeficsDims read_dims(const Config& c) {
   d.qk_layer_norms = c.flag_or({"qk_layer_norms"}, false);
   d.use_resampler = c.flag_or({"use_resampler"}, false);
   d.tie = c.flag_or({"tie_word_embeddings"}, false);
+  d.act = c.string_or({"hidden_act"}, "silu");
 
   const std::string alpha_init = c.string_or({"alpha_initializer"}, "zeros");
   if (alpha_init != "zeros" && alpha_init != "ones" && alpha_init != "normal" &&
@@ -126,6 +134,7 @@ void mlp(TreeBuilder& b, const IdeficsDims& d) {
   nn::linear(b, "gate_proj", d.hidden, d.inter, false);
   nn::linear(b, "down_proj", d.inter, d.hidden, false);
   nn::linear(b, "up_proj", d.hidden, d.inter, false);
+  nn::activation(b, "act_fn", d.act);
 }
 
 void vision_model(TreeBuilder& b, const VisionDims& v) {
@@ -155,6 +164,7 @@ void vision_model(TreeBuilder& b, const VisionDims& v) {
       nn::layer_norm(b, "layer_norm1", v.embed_dim);
       {
         auto m = b.module("mlp", "IdeficsVisionMLP");
+        nn::activation(b, "activation_fn", v.act);
         nn::linear(b, "fc1", v.embed_dim, v.inter);
         nn::linear(b, "fc2", v.inter, v.embed_dim);
       }
@@ -193,6 +203,7 @@ void perceiver(TreeBuilder& b, const IdeficsDims& d) {
         auto m = b.module("1", "IdeficsMLP");
         nn::layer_norm(b, "ln", dim);
         nn::linear(b, "fc", dim, mlp_dim, false);
+        b.stateless("act", "ReLU");
         nn::linear(b, "c_proj", mlp_dim, dim, false);
       }
     }
@@ -229,6 +240,8 @@ void model(TreeBuilder& b, const IdeficsDims& d) {
       mlp(b, d);
       nn::rms_norm(b, "input_layernorm", d.hidden, "IdeficsRMSNorm");
       nn::rms_norm(b, "post_attention_layernorm", d.hidden, "IdeficsRMSNorm");
+      b.stateless("act_cross_attn", "Tanh");
+      b.stateless("act_dense", "Tanh");
       b.param("alpha_cross_attn", alpha);
       b.param("alpha_dense", alpha);
     }

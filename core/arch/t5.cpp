@@ -4,6 +4,9 @@
 // The encoder and decoder T5Stack receive `self.shared` itself as embed_tokens (the same module
 // object), so their embed_tokens.weight is an alias of shared.weight. Only block 0 of each stack
 // owns a relative_attention_bias. No buffers anywhere.
+// Modules without tensors follow v4.40.0's modeling_t5.py (huggingface/transformers tag v4.40.0,
+// 745bbfe4), the same today: the dense layers' dropout and act, each T5Layer*'s dropout, each
+// T5Stack's dropout (T5Attention's dropout is a float).
 #include <fmt/format.h>
 
 #include "common.h"
@@ -16,11 +19,12 @@ struct T5Dims {
   std::int64_t vocab, d_model, d_kv, d_ff, heads, enc_layers, dec_layers, buckets;
   bool gated;
   bool tie;
+  std::string act;  // T5Config.dense_act_fn: T5Dense*ActDense.act
 };
 
 // configuration_t5.py: act_info = feed_forward_proj.split("-"); "gated-<act>" is gated, a bare
 // "<act>" is not, anything else is a ValueError.
-bool parse_gated(const Config& c) {
+bool parse_gated(const Config& c, std::string* act) {
   const std::string proj = c.string_or({"feed_forward_proj"}, "relu");
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -36,6 +40,9 @@ bool parse_gated(const Config& c) {
     throw Error(ErrorCode::kInvalidValue,
                 fmt::format("{}: 'feed_forward_proj' is '{}': expected '<act>' or 'gated-<act>'",
                             c.where(), proj));
+  // dense_act_fn = act_info[-1], "gelu_new" for a bare "gated-gelu" (backwards compatibility); a
+  // saved config's own dense_act_fn reaches PretrainedConfig.__init__ as a kwarg, set last.
+  *act = c.string_or({"dense_act_fn"}, proj == "gated-gelu" ? "gelu_new" : parts.back());
   return gated;
 }
 
@@ -49,7 +56,7 @@ T5Dims read_dims(const Config& c) {
   d.enc_layers = c.repeats_or({"num_layers"}, 6);
   d.dec_layers = c.repeats_or({"num_decoder_layers"}, d.enc_layers);
   d.buckets = c.dim_or({"relative_attention_num_buckets"}, 32);
-  d.gated = parse_gated(c);
+  d.gated = parse_gated(c, &d.act);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
   return d;
 }
@@ -71,11 +78,13 @@ void block(TreeBuilder& b, const T5Dims& d, bool decoder, bool first) {
     auto l = b.module(std::to_string(i++), "T5LayerSelfAttention");
     attention(b, "SelfAttention", d, first);
     nn::rms_norm(b, "layer_norm", d.d_model, "T5LayerNorm");
+    nn::dropout(b, "dropout");
   }
   if (decoder) {
     auto l = b.module(std::to_string(i++), "T5LayerCrossAttention");
     attention(b, "EncDecAttention", d, false);
     nn::rms_norm(b, "layer_norm", d.d_model, "T5LayerNorm");
+    nn::dropout(b, "dropout");
   }
   auto l = b.module(std::to_string(i), "T5LayerFF");
   {
@@ -87,8 +96,11 @@ void block(TreeBuilder& b, const T5Dims& d, bool decoder, bool first) {
       nn::linear(b, "wi", d.d_model, d.d_ff, false);
     }
     nn::linear(b, "wo", d.d_ff, d.d_model, false);
+    nn::dropout(b, "dropout");
+    nn::activation(b, "act", d.act);
   }
   nn::rms_norm(b, "layer_norm", d.d_model, "T5LayerNorm");
+  nn::dropout(b, "dropout");
 }
 
 // A T5Stack whose embed_tokens is the model's `shared` module (`shared_weight` is its full name).
@@ -108,6 +120,7 @@ void stack(TreeBuilder& b, std::string_view name, const T5Dims& d, bool decoder,
     }
   }
   nn::rms_norm(b, "final_layer_norm", d.d_model, "T5LayerNorm");
+  nn::dropout(b, "dropout");
 }
 
 TensorTree build(const BuildRequest& r) {

@@ -1,6 +1,8 @@
 // ViT (transformers models/vit/modeling_vit.py, 4.40): ViTModel, ViTForImageClassification,
 // ViTForMaskedImageModeling. ViTPreTrainedModel._no_split_modules = ["ViTEmbeddings",
 // "ViTLayer"]. ViT registers no buffers.
+// Modules without tensors follow v4.40.0's modeling_vit.py (huggingface/transformers tag v4.40.0,
+// 745bbfe4); today's ViTSelfAttention no longer registers its dropout.
 #include <utility>
 
 #include <fmt/format.h>
@@ -15,6 +17,7 @@ struct ViTDims {
   std::int64_t hidden, layers, heads, head_size, inter, channels, patch_h, patch_w, num_patches,
       encoder_stride;
   bool qkv_bias;
+  std::string act;  // hidden_act: ViTIntermediate.intermediate_act_fn
 };
 
 // image_size / patch_size: an int, or an [height, width] pair (ViTPatchEmbeddings accepts any
@@ -46,6 +49,7 @@ ViTDims read_dims(const Config& c) {
   d.channels = c.dim_or({"num_channels"}, 3);
   d.qkv_bias = c.flag_or({"qkv_bias"}, true);
   d.encoder_stride = c.dim_or({"encoder_stride"}, 16);
+  d.act = c.string_or({"hidden_act"}, "gelu");
   // ViTSelfAttention: the heads must divide hidden_size unless the config has embedding_size.
   if (!c.has("embedding_size"))
     require_divisible(c, d.hidden, "hidden_size", d.heads, "num_attention_heads");
@@ -78,6 +82,7 @@ void model(TreeBuilder& b, const ViTDims& d, bool pooling, bool mask_token) {
       nn::conv2d(b, "projection", d.channels, d.hidden, d.patch_h, d.patch_w);
     }
     b.param("position_embeddings", {1, d.num_patches + 1, d.hidden});
+    nn::dropout(b, "dropout");
   }
   {
     auto enc = b.module("encoder", "ViTEncoder");
@@ -92,17 +97,21 @@ void model(TreeBuilder& b, const ViTDims& d, bool pooling, bool mask_token) {
           nn::linear(b, "query", d.hidden, all_head, d.qkv_bias);
           nn::linear(b, "key", d.hidden, all_head, d.qkv_bias);
           nn::linear(b, "value", d.hidden, all_head, d.qkv_bias);
+          nn::dropout(b, "dropout", BufferEra::kLegacyOnly);
         }
         auto o = b.module("output", "ViTSelfOutput");
         nn::linear(b, "dense", d.hidden, d.hidden);
+        nn::dropout(b, "dropout");
       }
       {
         auto m = b.module("intermediate", "ViTIntermediate");
         nn::linear(b, "dense", d.hidden, d.inter);
+        nn::activation(b, "intermediate_act_fn", d.act);
       }
       {
         auto o = b.module("output", "ViTOutput");
         nn::linear(b, "dense", d.inter, d.hidden);
+        nn::dropout(b, "dropout");
       }
       nn::layer_norm(b, "layernorm_before", d.hidden);
       nn::layer_norm(b, "layernorm_after", d.hidden);
@@ -112,6 +121,8 @@ void model(TreeBuilder& b, const ViTDims& d, bool pooling, bool mask_token) {
   if (pooling) {
     auto p = b.module("pooler", "ViTPooler");
     nn::linear(b, "dense", d.hidden, d.hidden);
+    // nn.Tanh() in 4.40; ACT2FN[pooler_act] (default "tanh", the same class) today.
+    b.stateless("activation", "Tanh");
   }
 }
 
@@ -129,6 +140,7 @@ TensorTree build(const BuildRequest& r) {
     // Linear(hidden, num_labels) when num_labels > 0, else nn.Identity (no tensors).
     const bool none = r.config.has("num_labels") && r.config.count({"num_labels"}) == 0;
     if (!none) nn::linear(b, "classifier", d.hidden, num_labels(r.config));
+    else b.stateless("classifier", "Identity");
   } else if (is_class(r, "ViTForMaskedImageModeling")) {
     {
       auto m = b.module("vit", "ViTModel");
@@ -137,6 +149,7 @@ TensorTree build(const BuildRequest& r) {
     // Sequential(Conv2d(hidden, encoder_stride**2 * num_channels, kernel_size=1), PixelShuffle)
     auto s = b.module("decoder", "Sequential");
     nn::conv2d(b, "0", d.hidden, d.encoder_stride * d.encoder_stride * d.channels, 1, 1);
+    b.stateless("1", "PixelShuffle");
   } else {
     throw Error(ErrorCode::kUnknownClass,
                 fmt::format("class '{}' is not described for vit", r.class_name));

@@ -5,6 +5,8 @@
 // requires_grad=False: it is still in named_parameters() and the checkpoint. WhisperAttention's
 // k_proj has no bias. proj_out is tied to the decoder's embed_tokens (tie_word_embeddings,
 // default True). No buffers.
+// Modules without tensors follow v4.40.0's modeling_whisper.py (huggingface/transformers tag
+// v4.40.0, 745bbfe4), the same today: each layer's activation_fn (every dropout is a float).
 #include "common.h"
 #include "families.h"
 
@@ -16,6 +18,7 @@ struct WhisperDims {
   std::int64_t enc_layers, enc_heads, enc_ffn;
   std::int64_t dec_layers, dec_heads, dec_ffn;
   bool tie;
+  std::string act;  // activation_function: each layer's activation_fn
 };
 
 WhisperDims read_dims(const Config& c) {
@@ -32,6 +35,7 @@ WhisperDims read_dims(const Config& c) {
   d.dec_heads = c.dim_or({"decoder_attention_heads"}, 6);
   d.dec_ffn = c.dim_or({"decoder_ffn_dim"}, 1536);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  d.act = c.string_or({"activation_function"}, "gelu");
   // WhisperAttention raises when embed_dim is not divisible by num_heads.
   require_divisible(c, d.d_model, "d_model", d.enc_heads, "encoder_attention_heads");
   require_divisible(c, d.d_model, "d_model", d.dec_heads, "decoder_attention_heads");
@@ -49,10 +53,14 @@ void attention(TreeBuilder& b, std::string_view name, std::int64_t dim) {
 void layer(TreeBuilder& b, const WhisperDims& d, bool decoder) {
   const std::int64_t ffn = decoder ? d.dec_ffn : d.enc_ffn;
   attention(b, "self_attn", d.d_model);
+  // WhisperDecoderLayer assigns activation_fn before self_attn_layer_norm, the encoder's after.
+  if (decoder) nn::activation(b, "activation_fn", d.act);
   nn::layer_norm(b, "self_attn_layer_norm", d.d_model);
   if (decoder) {
     attention(b, "encoder_attn", d.d_model);
     nn::layer_norm(b, "encoder_attn_layer_norm", d.d_model);
+  } else {
+    nn::activation(b, "activation_fn", d.act);
   }
   nn::linear(b, "fc1", d.d_model, ffn);
   nn::linear(b, "fc2", ffn, d.d_model);

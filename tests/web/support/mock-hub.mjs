@@ -108,7 +108,9 @@ function listen(server) {
 }
 
 /**
- * Starts the Hub and its CDN. Returns {url, cdnUrl, log, cdnLog, repos, close}.
+ * Starts the Hub and its CDN. Returns {url, cdnUrl, log, cdnLog, repos, aborted, close}:
+ * `aborted(pathPart)` resolves once a request whose path contains pathPart was closed by the
+ * client before it was answered (the page cancelled its fetch).
  */
 export async function startMockHub() {
   const repos = loadRepos();
@@ -116,11 +118,23 @@ export async function startMockHub() {
   const cdnLog = [];
   const timers = new Set();
   let cdnUrl = '';
+  /** @type {{part: string, resolve: () => void}[]} */
+  const abortWaiters = [];
+  /** @type {string[]} */
+  const abortedPaths = [];
+  const noteAbort = (/** @type {string} */ path) => {
+    abortedPaths.push(path);
+    for (const w of abortWaiters.splice(0)) {
+      if (path.includes(w.part)) w.resolve();
+      else abortWaiters.push(w);
+    }
+  };
 
   const hub = createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     const path = decodeURIComponent(url.pathname);
     log.push({ method: req.method, path, auth: req.headers.authorization || null, range: req.headers.range || null, origin: req.headers.origin || null });
+    res.on('close', () => { if (!res.writableEnded) noteAbort(path); });
     if (req.method === 'OPTIONS') { res.writeHead(204, CORS); res.end(); return; }
     const auth = req.headers.authorization || '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
@@ -176,6 +190,10 @@ export async function startMockHub() {
   cdnUrl = await listen(cdn);
   return {
     url, cdnUrl, log, cdnLog, repos,
+    aborted: (/** @type {string} */ part) => new Promise((resolve) => {
+      if (abortedPaths.some((p) => p.includes(part))) resolve(undefined);
+      else abortWaiters.push({ part, resolve: () => resolve(undefined) });
+    }),
     close: async () => {
       for (const t of timers) clearTimeout(t);
       for (const s of [hub, cdn]) {
