@@ -23,6 +23,8 @@
 // same three). Remote code allocates them under any transformers version: BufferEra::kAlways,
 // and no model-level rotary. The HF file builds num_hidden_layers layers: V3's multi-token
 // prediction layer (num_nextn_predict_layers) is not part of the model.
+// Modules without tensors (same three Hub files): only every <P>MLP's act_fn (hidden_act, after
+// down_proj, added by gated_mlp); attention_dropout is a float and no dropout module exists.
 //
 // The family is one for the three model_types, so the version comes from model_type and the
 // requested class only chooses the role (Model / ForCausalLM / ForSequenceClassification).
@@ -140,14 +142,14 @@ TensorTree build(const BuildRequest& r) {
   const auto mlp = [&d, &moe, prefix](TreeBuilder& b, std::int64_t layer) {
     const bool sparse = moe.present && layer >= moe.first_dense && layer % moe.freq == 0;
     if (!sparse) {
-      gated_mlp(b, "mlp", prefix + "MLP", d.hidden, d.inter);
+      gated_mlp(b, "mlp", prefix + "MLP", d.hidden, d.inter, false, d.act);
       return;
     }
     auto block = b.module("mlp", prefix + "MoE");
     {
       auto list = b.module("experts", "ModuleList");
       for (std::int64_t e = 0; e < moe.routed; ++e)
-        gated_mlp(b, std::to_string(e), prefix + "MLP", d.hidden, moe.inter);
+        gated_mlp(b, std::to_string(e), prefix + "MLP", d.hidden, moe.inter, false, d.act);
     }
     {
       auto gate = b.module("gate", "MoEGate");
@@ -155,7 +157,8 @@ TensorTree build(const BuildRequest& r) {
       if (moe.score_bias) b.param("e_score_correction_bias", {moe.routed});
     }
     if (moe.shared > 0)
-      gated_mlp(b, "shared_experts", prefix + "MLP", d.hidden, moe.inter * moe.shared);
+      gated_mlp(b, "shared_experts", prefix + "MLP", d.hidden, moe.inter * moe.shared, false,
+                d.act);
   };
   return build_decoder(c, class_name, s, d, mlp, attention);
 }

@@ -9,6 +9,9 @@
 // else 3*hidden. Rotary models (alibi false) carry, in 4.40, a rotary module per attention layer
 // registered before the linears (inv_freq, cos_cached, sin_cached over head_dim); current
 // transformers has one transformer.rotary_emb after ln_f instead (registered even for ALiBi).
+// Modules without tensors follow 4.40's modeling_falcon.py (v4.40.0; the same today): the
+// attention's attention_dropout after dense; the MLP's act (config "activation", default "gelu")
+// between dense_h_to_4h and dense_4h_to_h; the token classifier's dropout before classifier.
 //
 // Note: accelerate builds falcon-7b/40b as FalconForSequenceClassification, because the first
 // AutoModelFor* key of their config's auto_map is AutoModelForSequenceClassification.
@@ -25,6 +28,7 @@ struct FalconDims {
   std::int64_t vocab, hidden, layers, heads, kv_heads, head_dim, positions, ffn, qkv_out;
   bool new_arch, multi_query, parallel_attn, bias, alibi, split_ln, tie;
   std::string rotary_cls;
+  std::string act;
 };
 
 FalconDims read_dims(const Config& c) {
@@ -52,6 +56,7 @@ FalconDims read_dims(const Config& c) {
   d.ffn = c.dim_or({"ffn_hidden_size"}, 4 * d.hidden);
   d.split_ln = d.new_arch && c.dim_or({"num_ln_in_parallel_attn"}, 2) == 2;
   d.rotary_cls = dec::rotary_class(c, "Falcon");
+  d.act = c.string_or({"activation"}, "gelu");
   return d;
 }
 
@@ -62,10 +67,12 @@ void decoder_layer(TreeBuilder& b, const FalconDims& d) {
       dec::rotary_per_layer(b, "rotary_emb", d.rotary_cls, d.head_dim, d.positions);
     nn::linear(b, "query_key_value", d.hidden, d.qkv_out, d.bias, "FalconLinear");
     nn::linear(b, "dense", d.hidden, d.hidden, d.bias, "FalconLinear");
+    nn::dropout(b, "attention_dropout");
   }
   {
     auto mlp = b.module("mlp", "FalconMLP");
     nn::linear(b, "dense_h_to_4h", d.hidden, d.ffn, d.bias, "FalconLinear");
+    nn::activation(b, "act", d.act);
     nn::linear(b, "dense_4h_to_h", d.ffn, d.hidden, d.bias, "FalconLinear");
   }
   if (d.split_ln) {
@@ -108,6 +115,7 @@ TensorTree build(const BuildRequest& r) {
   } else if (is_class(r, "FalconForSequenceClassification")) {
     nn::linear(b, "score", d.hidden, num_labels(r.config), false);
   } else if (is_class(r, "FalconForTokenClassification")) {
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, num_labels(r.config), true);
   } else {  // FalconForQuestionAnswering
     nn::linear(b, "qa_outputs", d.hidden, 2, true);

@@ -4,6 +4,9 @@
 // Unlike GPT-2 the causal mask is one bool buffer `bias` [P, P] on the model (registered after
 // ln_f), non-persistent; it is still registered by current transformers. Multi-query attention
 // (the default) fuses q with a single shared k/v head: c_attn is [hidden + 2*head_dim, hidden].
+// Modules without tensors follow 4.40's modeling_gpt_bigcode.py (v4.40.0): drop after wpe; the
+// attention's attn_dropout (a float in current transformers) and resid_dropout after c_proj; the
+// MLP's act and dropout after its c_proj; the token classifier's dropout before classifier.
 #include <fmt/format.h>
 
 #include "common.h"
@@ -15,6 +18,7 @@ namespace {
 struct BigCodeDims {
   std::int64_t vocab, positions, hidden, layers, heads, inner, kv_dim;
   bool multi_query, cross_attention, tie;
+  std::string act;
 };
 
 BigCodeDims read_dims(const Config& c) {
@@ -28,6 +32,7 @@ BigCodeDims read_dims(const Config& c) {
   d.multi_query = c.flag_or({"multi_query"}, true);
   d.cross_attention = c.flag_or({"add_cross_attention"}, false);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
+  d.act = c.string_or({"activation_function"}, "gelu_pytorch_tanh");
   require_divisible(c, d.hidden, "n_embd", d.heads, "n_head");
   d.kv_dim = (d.multi_query ? 1 : d.heads) * (d.hidden / d.heads);
   if (d.cross_attention && d.multi_query)
@@ -47,11 +52,14 @@ void attention(TreeBuilder& b, std::string_view name, const BigCodeDims& d, bool
     nn::linear(b, "c_attn", d.hidden, d.hidden + 2 * d.kv_dim);
   }
   nn::linear(b, "c_proj", d.hidden, d.hidden);
+  nn::dropout(b, "attn_dropout", BufferEra::kLegacyOnly);
+  nn::dropout(b, "resid_dropout");
 }
 
 void model(TreeBuilder& b, const BigCodeDims& d) {
   nn::embedding(b, "wte", d.vocab, d.hidden);
   nn::embedding(b, "wpe", d.positions, d.hidden);
+  nn::dropout(b, "drop");
   {
     auto h = b.module("h", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
@@ -66,6 +74,8 @@ void model(TreeBuilder& b, const BigCodeDims& d) {
       auto mlp = b.module("mlp", "GPTBigCodeMLP");
       nn::linear(b, "c_fc", d.hidden, d.inner);
       nn::linear(b, "c_proj", d.inner, d.hidden);
+      nn::activation(b, "act", d.act);
+      nn::dropout(b, "dropout");
     }
   }
   nn::layer_norm(b, "ln_f", d.hidden);
@@ -90,6 +100,7 @@ TensorTree build(const BuildRequest& r) {
   } else if (is_class(r, "GPTBigCodeForSequenceClassification")) {
     nn::linear(b, "score", d.hidden, num_labels(r.config), false);
   } else {  // GPTBigCodeForTokenClassification
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, num_labels(r.config), true);
   }
   return b.finish();

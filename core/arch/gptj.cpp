@@ -6,6 +6,9 @@
 // `embed_positions` [P, rotary_dim or n_embd] is a plain attribute there (not counted), while
 // current transformers registers it as a non-persistent buffer after out_proj (kCurrentOnly).
 // The LM head has a bias and is not tied (GPTJConfig.tie_word_embeddings defaults to False).
+// Modules without tensors follow 4.40's modeling_gptj.py (v4.40.0; the same today): drop after
+// wte; the attention's attn_dropout and resid_dropout before k_proj; the MLP's act and dropout
+// after fc_out.
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
@@ -16,6 +19,7 @@ namespace {
 struct GptjDims {
   std::int64_t vocab, positions, hidden, layers, heads, inner, pos_embd_dim;
   bool tie;
+  std::string act;
 };
 
 GptjDims read_dims(const Config& c) {
@@ -30,6 +34,7 @@ GptjDims read_dims(const Config& c) {
   const bool rotary_null = c.json().contains("rotary_dim") && c.json()["rotary_dim"].is_null();
   d.pos_embd_dim = rotary_null ? d.hidden : c.dim_or({"rotary_dim"}, 64);
   d.tie = c.flag_or({"tie_word_embeddings"}, false);
+  d.act = c.string_or({"activation_function"}, "gelu_new");
   require_divisible(c, d.hidden, "n_embd", d.heads, "n_head");
   return d;
 }
@@ -39,6 +44,8 @@ void attention(TreeBuilder& b, const GptjDims& d) {
   b.buffer("bias", {1, 1, d.positions, d.positions}, DType::kBool, false,
            BufferEra::kLegacyOnly);
   b.buffer("masked_bias", {}, DType::kF32, false, BufferEra::kLegacyOnly);
+  nn::dropout(b, "attn_dropout");
+  nn::dropout(b, "resid_dropout");
   nn::linear(b, "k_proj", d.hidden, d.hidden, false);
   nn::linear(b, "v_proj", d.hidden, d.hidden, false);
   nn::linear(b, "q_proj", d.hidden, d.hidden, false);
@@ -49,6 +56,7 @@ void attention(TreeBuilder& b, const GptjDims& d) {
 
 void model(TreeBuilder& b, const GptjDims& d) {
   nn::embedding(b, "wte", d.vocab, d.hidden);
+  nn::dropout(b, "drop");
   {
     auto h = b.module("h", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
@@ -58,6 +66,8 @@ void model(TreeBuilder& b, const GptjDims& d) {
       auto mlp = b.module("mlp", "GPTJMLP");
       nn::linear(b, "fc_in", d.hidden, d.inner);
       nn::linear(b, "fc_out", d.inner, d.hidden);
+      nn::activation(b, "act", d.act);
+      nn::dropout(b, "dropout");
     }
   }
   nn::layer_norm(b, "ln_f", d.hidden);

@@ -6,6 +6,9 @@
 // MixtralBlockSparseTop2MLP {w1 [ffn, hidden], w2 [hidden, ffn], w3 [ffn, hidden]}}, then the
 // two RMSNorms. (Current transformers fuses the experts into 3-D tensors under other names; the
 // element count is the same, the names here are the checkpoints'.)
+// Modules without tensors follow 4.40's modeling_mixtral.py (v4.40.0): each expert's act_fn
+// (hidden_act) after w3, kept in both eras like the experts' checkpoint names (current
+// transformers has one experts.act_fn); attention_dropout is a float, not a module.
 #include "families.h"
 #include "llama_like.h"
 
@@ -30,6 +33,7 @@ TensorTree build(const BuildRequest& r) {
       nn::linear(b, "w1", d.hidden, d.inter, false);
       nn::linear(b, "w2", d.inter, d.hidden, false);
       nn::linear(b, "w3", d.hidden, d.inter, false);
+      nn::activation(b, "act_fn", d.act);
     }
   });
 }

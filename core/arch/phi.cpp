@@ -6,6 +6,10 @@
 // PhiAttention ends with a rotary module over int(partial_rotary_factor * head_dim) dims with
 // cos_cached/sin_cached (copied from Mistral); current transformers keeps one model.rotary_emb
 // after final_layernorm instead.
+// Modules without tensors follow 4.40's modeling_phi.py (v4.40.0): embed_dropout after
+// embed_tokens (current transformers registers it after layers, one position only here); the
+// MLP's activation_fn before fc1; each layer's resid_dropout after input_layernorm; the token
+// classifier's dropout before its head. PhiAttention's attention_dropout is a float.
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
@@ -17,6 +21,7 @@ struct PhiDims {
   std::int64_t vocab, hidden, inter, layers, heads, kv_heads, head_dim, positions, rot_dim;
   bool qk_layernorm, tie;
   std::string rotary_cls;
+  std::string act;
 };
 
 PhiDims read_dims(const Config& c) {
@@ -35,6 +40,7 @@ PhiDims read_dims(const Config& c) {
   d.qk_layernorm = c.flag_or({"qk_layernorm"}, false);
   d.tie = c.flag_or({"tie_word_embeddings"}, false);
   d.rotary_cls = dec::rotary_class(c, "Phi");
+  d.act = c.string_or({"hidden_act"}, "gelu_new");
   return d;
 }
 
@@ -53,14 +59,17 @@ void decoder_layer(TreeBuilder& b, const PhiDims& d) {
   }
   {
     auto mlp = b.module("mlp", "PhiMLP");
+    nn::activation(b, "activation_fn", d.act);
     nn::linear(b, "fc1", d.hidden, d.inter);
     nn::linear(b, "fc2", d.inter, d.hidden);
   }
   nn::layer_norm(b, "input_layernorm", d.hidden);
+  nn::dropout(b, "resid_dropout");
 }
 
 void model(TreeBuilder& b, const PhiDims& d) {
   nn::embedding(b, "embed_tokens", d.vocab, d.hidden);
+  nn::dropout(b, "embed_dropout");
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
@@ -90,6 +99,7 @@ TensorTree build(const BuildRequest& r) {
   } else if (is_class(r, "PhiForSequenceClassification")) {
     nn::linear(b, "score", d.hidden, num_labels(r.config), false);
   } else {  // PhiForTokenClassification
+    nn::dropout(b, "dropout");
     nn::linear(b, "classifier", d.hidden, num_labels(r.config), true);
   }
   return b.finish();

@@ -7,6 +7,8 @@
 // hidden], experts.N = Qwen2MoeMLP(moe_intermediate_size), shared_expert =
 // Qwen2MoeMLP(shared_expert_intermediate_size), shared_expert_gate [1, hidden]; no biases.
 // Attention as Qwen2 (q/k/v bias); rotary copied from Mistral (cos_cached/sin_cached in 4.40).
+// Modules without tensors, per 4.40's modeling_qwen2_moe.py (v4.40.0): only every Qwen2MoeMLP's
+// act_fn (hidden_act, added by gated_mlp); attention_dropout is a float, not a module.
 #include <algorithm>
 #include <vector>
 
@@ -36,7 +38,7 @@ TensorTree build(const BuildRequest& r) {
     const bool sparse = std::find(mlp_only.begin(), mlp_only.end(), layer) == mlp_only.end() &&
                         experts > 0 && (layer + 1) % sparse_step == 0;
     if (!sparse) {
-      gated_mlp(b, "mlp", "Qwen2MoeMLP", d.hidden, d.inter);
+      gated_mlp(b, "mlp", "Qwen2MoeMLP", d.hidden, d.inter, false, d.act);
       return;
     }
     auto moe = b.module("mlp", "Qwen2MoeSparseMoeBlock");
@@ -44,9 +46,9 @@ TensorTree build(const BuildRequest& r) {
     {
       auto list = b.module("experts", "ModuleList");
       for (std::int64_t e = 0; e < experts; ++e)
-        gated_mlp(b, std::to_string(e), "Qwen2MoeMLP", d.hidden, moe_inter);
+        gated_mlp(b, std::to_string(e), "Qwen2MoeMLP", d.hidden, moe_inter, false, d.act);
     }
-    gated_mlp(b, "shared_expert", "Qwen2MoeMLP", d.hidden, shared_inter);
+    gated_mlp(b, "shared_expert", "Qwen2MoeMLP", d.hidden, shared_inter, false, d.act);
     nn::linear(b, "shared_expert_gate", d.hidden, 1, false);
   });
 }

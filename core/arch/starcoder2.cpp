@@ -5,6 +5,9 @@
 // (default True); norms are torch.nn.LayerNorm (weight + bias); rotary copied from Mistral
 // (cos_cached/sin_cached per layer in 4.40). Starcoder2Config has no tie_word_embeddings
 // argument, so PretrainedConfig's default applies: tied.
+// Modules without tensors follow 4.40's modeling_starcoder2.py (v4.40.0; the same today): only
+// the MLP's act (hidden_act, default gelu_pytorch_tanh) after c_proj; the embedding, attention
+// and residual dropouts are floats (functional dropout), not modules.
 #include "families.h"
 #include "llama_like.h"
 
@@ -16,6 +19,7 @@ TensorTree build(const BuildRequest& r) {
   // Starcoder2Config defaults.
   DecoderDims d = read_decoder_dims(c, {49152, 3072, 12288, 30, 24, 2, 4096, true});
   const bool bias = c.flag_or({"use_bias"}, true);
+  d.act = c.string_or({"hidden_act"}, "gelu_pytorch_tanh");
   d.q_bias = d.k_bias = d.v_bias = d.o_bias = bias;
   LlamaLikeSpec s;
   s.prefix = "Starcoder2";
@@ -27,6 +31,7 @@ TensorTree build(const BuildRequest& r) {
     auto mlp = b.module("mlp", "Starcoder2MLP");
     nn::linear(b, "c_fc", d.hidden, d.inter, bias);
     nn::linear(b, "c_proj", d.inter, d.hidden, bias);
+    nn::activation(b, "act", d.act);
   });
 }
 
