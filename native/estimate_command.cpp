@@ -164,11 +164,13 @@ int run_estimate(const EstimateArgs& args) {
       else fmt::print(stderr, "memfit: error: {}\n", e.message());
       return exit_code_for(e.code());
     };
-    const Result<Report> report = estimate(req);
+    const Result<Model> model = build_model(std::move(req));  // the config is parsed here, once
+    if (!model) return fail(model.error());
+    const Result<Report> report = estimate(*model);
     if (!report) return fail(report.error());
     std::optional<RunReport> run;
     if (run_opts) {
-      Result<RunReport> r = will_it_run(req, *run_opts);
+      Result<RunReport> r = will_it_run(*model, *run_opts);
       if (!r) return fail(r.error());
       run = std::move(r).value();
     }
@@ -181,7 +183,7 @@ int run_estimate(const EstimateArgs& args) {
       fmt::print("{}\n", j.dump(2));
     } else {
       fmt::print("{}\n", render_table(*report));
-      if (req.mode == Mode::kMemfit) print_memfit_details(*report, checkpoint ? &*checkpoint : nullptr);
+      if (model->request.mode == Mode::kMemfit) print_memfit_details(*report, checkpoint ? &*checkpoint : nullptr);
       if (run) fmt::print("{}", render_run_report(*run));
     }
     return kExitOk;

@@ -156,19 +156,17 @@ int run_validate(const ValidateArgs& args) {
     req.name = src.name;
     req.library = src.library;
     req.class_override = args.class_name;
-    const Result<TensorTree> tree = build_tree(req);
-    if (!tree) throw CliError{exit_code_for(tree.error().code()), tree.error().message()};
+    const Result<Model> model = build_model(std::move(req));
+    if (!model) throw CliError{exit_code_for(model.error().code()), model.error().message()};
     std::optional<DType> stored;
-    const Json cfg = Config::parse(src.config_text, "config.json");
-    if (auto it = cfg.find("torch_dtype"); it != cfg.end() && it->is_string())
-      stored = dtype_from_name(it->get<std::string>());
-    const TreeComparison c = compare_trees(*tree, tensors, stored);
+    if (auto td = model->config.string_opt({"torch_dtype"})) stored = dtype_from_name(*td);
+    const TreeComparison c = compare_trees(model->tree, tensors, stored);
     if (args.json) {
       auto j = comparison_to_json(c);
-      j["model_class"] = tree->class_name();
+      j["model_class"] = model->class_name();
       fmt::print("{}\n", j.dump(2));
     } else {
-      fmt::print("{} vs {} ({}):\n", args.config, args.checkpoint, tree->class_name());
+      fmt::print("{} vs {} ({}):\n", args.config, args.checkpoint, model->class_name());
       if (!c.prefix_note.empty()) fmt::print("  note: {}\n", c.prefix_note);
       for (const auto& n : c.missing) fmt::print("  missing:    {}\n", n);
       for (const auto& n : c.unexpected) fmt::print("  unexpected: {}\n", n);

@@ -60,9 +60,8 @@ EstimateRequest model_request(const PlanArgs& args, const ModelSource& src) {
   return model;
 }
 
-plan::PlanRequest build_request(const PlanArgs& args, const ModelSource& src) {
+plan::PlanRequest build_request(const PlanArgs& args) {
   plan::PlanRequest req;
-  req.model = model_request(args, src);
   req.max_memory = or_fail(plan::parse_max_memory(args.max_memory));
   req.strategy = args.strategy;
   if (!args.dtype.empty()) {
@@ -99,15 +98,17 @@ int run_plan(const PlanArgs& args) {
     hub::HubClient client(hub::HubOptions::from_environment());
     const ModelSource src = resolve_model(args.model, {args.library, ""}, &client);
     if (!args.check.empty()) {
-      const EstimateRequest model = model_request(args, src);
-      const TensorTree tree = for_era(or_fail(build_tree(model)), model.mode == Mode::kAccelerate);
+      const Model model = or_fail(build_model(model_request(args, src)));
+      const TensorTree tree = for_era(model.tree, model.request.mode == Mode::kAccelerate);
       const plan::DeviceMap map = or_fail(plan::device_map_from_json(read_file(args.check), args.check));
       or_fail(plan::check_device_map(tree, map));
       fmt::print("{}: the device map covers every tensor of {}\n", args.check, tree.class_name());
       return kExitOk;
     }
     if (args.max_memory.empty()) throw CliError{kExitUsage, "--max-memory is required (e.g. 0=24GiB,cpu=64GiB)"};
-    const plan::PlanResult r = or_fail(plan::run_plan(build_request(args, src)));
+    const plan::PlanRequest request = build_request(args);
+    const Model model = or_fail(build_model(model_request(args, src)));
+    const plan::PlanResult r = or_fail(plan::run_plan(model, request));
     if (!args.output.empty())
       write_atomically(args.output, plan::device_map_to_json(r.device_map).dump(2) + "\n");
     if (args.json) fmt::print("{}\n", plan::plan_to_json(r).dump(2));

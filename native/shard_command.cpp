@@ -129,21 +129,21 @@ std::string order_by_config(std::vector<SourceTensor>& tensors, const fs::path& 
   EstimateRequest req;
   req.config_text = read_file(config.string());
   req.name = folder.string();
-  const Result<TensorTree> tree = build_tree(req);
-  if (!tree) {
-    if (mode == "config") raise(tree.error());
-    return fmt::format("checkpoint order (config.json gives no model: {})", tree.error().message());
+  const Result<Model> model = build_model(std::move(req));
+  if (!model) {
+    if (mode == "config") raise(model.error());
+    return fmt::format("checkpoint order (config.json gives no model: {})", model.error().message());
   }
   std::unordered_map<std::string, std::size_t> rank;
-  const auto order = state_dict_order(*tree);
+  const auto order = state_dict_order(model->tree);
   for (std::size_t i = 0; i < order.size(); ++i) rank.emplace(order[i], i);
   std::size_t known = 0;
   for (const auto& t : tensors) known += rank.count(t.name);
   if (known == 0) {
     if (mode == "config")
       throw CliError{kExitInvalidInput, fmt::format("--order config: no checkpoint tensor is named as "
-                                                    "in {}'s state dict", tree->class_name())};
-    return fmt::format("checkpoint order (no tensor name matches {}'s state dict)", tree->class_name());
+                                                    "in {}'s state dict", model->class_name())};
+    return fmt::format("checkpoint order (no tensor name matches {}'s state dict)", model->class_name());
   }
   std::stable_sort(tensors.begin(), tensors.end(), [&](const SourceTensor& a, const SourceTensor& b) {
     const auto ra = rank.find(a.name), rb = rank.find(b.name);
@@ -151,7 +151,7 @@ std::string order_by_config(std::vector<SourceTensor>& tensors, const fs::path& 
     const std::size_t kb = rb == rank.end() ? SIZE_MAX : rb->second;
     return ka < kb;
   });
-  return fmt::format("{}'s state_dict order (config.json){}", tree->class_name(),
+  return fmt::format("{}'s state_dict order (config.json){}", model->class_name(),
                      known < tensors.size() ? fmt::format("; {} tensors it does not name go last",
                                                           tensors.size() - known) : "");
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "memfit/convert_bytes.h"
+#include "memfit/model.h"
 #include "memfit/plan/infer_device_map.h"
 #include "memfit/strict_json.h"
 #include "memfit/will_it_run.h"
@@ -22,28 +23,37 @@ void check_budgets(const PlanRequest& req) {
                 "max_memory: every budget is 0 and disk is not allowed: nothing can hold the model");
 }
 
-AccelerateOptions accelerate_options(const PlanRequest& req) {
+AccelerateOptions accelerate_options(const PlanRequest& req, bool compat) {
   AccelerateOptions o;
   o.no_split = req.no_split;
   o.dtype = req.dtype;
   o.special_dtypes = req.special_dtypes;
   o.offload_buffers = req.offload_buffers;
-  o.include_legacy_buffers = req.model.mode == Mode::kAccelerate;
+  o.include_legacy_buffers = compat;
   return o;
 }
 
 // `fit` budgets the KV cache and activation workspace with the same model as
 // `memfit estimate --context … --batch …` (will_it_run): the KV cache is spread evenly over the
 // no-split blocks that hold attention layers, in order.
-void runtime_parts(const PlanRequest& req, const TensorTree& tree, std::map<std::string, std::uint64_t>* kv,
-                   std::uint64_t* activations, std::vector<std::string>* notes) {
+void runtime_parts(const Model& model, const PlanRequest& req, const TensorTree& tree,
+                   std::map<std::string, std::uint64_t>* kv, std::uint64_t* activations,
+                   std::vector<std::string>* notes) {
   RunOptions ro;
   ro.context = static_cast<std::int64_t>(req.context);
   ro.batch = static_cast<std::int64_t>(req.batch);
   if (req.dtype) ro.dtype = std::string(torch_name(*req.dtype));
-  EstimateRequest model = req.model;
-  model.mode = Mode::kMemfit;
-  auto run = will_it_run(model, ro);
+  // The KV cache of the class that generates (memfit's class; accelerate's AutoModel has no head).
+  std::optional<Model> generating;
+  if (model.request.mode != Mode::kMemfit) {
+    auto rebuilt = rebuild_for_mode(model, Mode::kMemfit);
+    if (!rebuilt) {
+      notes->push_back("no KV cache or activations budgeted: " + rebuilt.error().message());
+      return;
+    }
+    generating = std::move(rebuilt).value();
+  }
+  auto run = will_it_run(generating ? *generating : model, ro);
   if (!run) {
     notes->push_back("no KV cache or activations budgeted: " + run.error().message());
     return;
@@ -69,15 +79,20 @@ void runtime_parts(const PlanRequest& req, const TensorTree& tree, std::map<std:
 }  // namespace
 
 Result<PlanResult> run_plan(const PlanRequest& req) {
+  Result<Model> model = build_model(req.model);
+  if (!model) return model.error();
+  return run_plan(*model, req);
+}
+
+Result<PlanResult> run_plan(const Model& model, const PlanRequest& req) {
   return capture([&]() -> PlanResult {
     check_budgets(req);
-    auto full = build_tree(req.model);
-    if (!full) throw full.error();
-    const std::optional<TensorTree> tree = for_era(*full, req.model.mode == Mode::kAccelerate);
+    const bool compat = model.request.mode == Mode::kAccelerate;
+    const std::optional<TensorTree> tree = for_era(model.tree, compat);
     PlanResult out;
     out.strategy = req.strategy;
     out.model_class = tree->class_name();
-    const AccelerateOptions opt = accelerate_options(req);
+    const AccelerateOptions opt = accelerate_options(req, compat);
     if (req.strategy == "fit") {
       FitOptions fo;
       fo.sizes = opt;
@@ -86,8 +101,8 @@ Result<PlanResult> run_plan(const PlanRequest& req) {
       fo.kv_bytes = req.kv_bytes;
       fo.allow_disk = !req.no_disk;
       std::vector<std::string> notes;
-      if (fo.kv_bytes.empty() && fo.activation_bytes == 0 && !req.model.config_text.empty())
-        runtime_parts(req, *tree, &fo.kv_bytes, &fo.activation_bytes, &notes);
+      if (fo.kv_bytes.empty() && fo.activation_bytes == 0 && model.has_config)
+        runtime_parts(model, req, *tree, &fo.kv_bytes, &fo.activation_bytes, &notes);
       auto fit = plan_fit(*tree, req.max_memory, fo);
       if (!fit) throw fit.error();
       out.explain = notes;

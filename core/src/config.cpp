@@ -42,7 +42,14 @@ Config::Config(std::shared_ptr<const Json> owner, const Json* node,
                std::string where)
     : owner_(std::move(owner)), json_(node), where_(std::move(where)) {}
 
+namespace {
+std::size_t parses = 0;  // core is single-threaded per process (CLI, WASM worker)
+}  // namespace
+
+std::size_t Config::parse_count() { return parses; }
+
 Json Config::parse(std::string_view text, const std::string& where) {
+  ++parses;
   // config.json is read as transformers reads it (json.loads): duplicate keys keep the last
   // value. Python's own recursion limit stops at ~1,000 levels; so does this.
   constexpr std::size_t kMaxDepth = 1000;

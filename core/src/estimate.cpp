@@ -18,131 +18,6 @@ namespace {
 const std::vector<std::string> kAccelerateDtypes{"float32", "float16", "int8", "int4"};
 const std::vector<std::string> kMemfitDtypes{"float32", "float16", "bfloat16", "int8", "int4"};
 
-// "timm/resnet50.a1_in1k" → "resnet50" (timm's parse_model_name + split_model_name_tag).
-std::string timm_architecture(const std::string& name) {
-  std::string base = name;
-  if (auto colon = base.find(':'); colon != std::string::npos) base = base.substr(colon + 1);
-  if (auto slash = base.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
-  if (auto dot = base.find('.'); dot != std::string::npos) base = base.substr(0, dot);
-  return base;
-}
-
-std::string detect_library(const EstimateRequest& req, const Json& json) {
-  if (!req.library.empty()) {
-    if (req.library != "transformers" && req.library != "timm")
-      throw Error(ErrorCode::kUnsupportedLibrary,
-                  fmt::format("library '{}' is not supported (supported: timm, transformers)",
-                              req.library));
-    return req.library;
-  }
-  if (json.contains("model_type")) return "transformers";
-  if (json.contains("architecture") || req.name.rfind("timm/", 0) == 0) return "timm";
-  throw Error(ErrorCode::kMissingKey,
-              "config.json: no 'model_type' (transformers) or 'architecture' (timm); "
-              "pass --library_name if the model is from another library");
-}
-
-struct Built {
-  TensorTree tree;
-  std::string library, model_type;
-  std::vector<std::string> notes;
-  bool from_checkpoint = false;
-  std::optional<TreeComparison> comparison;
-  std::uint64_t parameters = 0;
-};
-
-Built build_from_config(const EstimateRequest& req);
-
-std::string names_preview(const std::vector<std::string>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
-  if (names.size() > 3) out += fmt::format(" (+{} more)", names.size() - 3);
-  return out;
-}
-
-// memfit's exact path: the tensors the checkpoint holds, at their stored dtypes; the config (if
-// it can be built) lends class names for no-split semantics and is compared name by name.
-Built build_from_checkpoint(const EstimateRequest& req) {
-  Built out;
-  out.from_checkpoint = true;
-  out.tree = tree_from_checkpoint(req.checkpoint);
-  std::optional<Config> config;
-  if (!req.config_text.empty()) {
-    config.emplace(Config::parse(req.config_text, "config.json"), "config.json");
-    try {
-      Built cfg = build_from_config(req);
-      out.library = cfg.library;
-      out.model_type = cfg.model_type;
-      adopt_classes(out.tree, cfg.tree);
-      out.tree.modules.front().class_name = cfg.tree.class_name();
-      std::optional<DType> stored;
-      if (auto td = config->string_opt({"torch_dtype"})) stored = dtype_from_name(*td);
-      TreeComparison cmp = compare_trees(cfg.tree, req.checkpoint, stored);
-      if (!cmp.missing.empty())
-        out.notes.push_back(fmt::format("{} tensors the config implies are not in the checkpoint: {}",
-                                        cmp.missing.size(), names_preview(cmp.missing)));
-      if (!cmp.unexpected.empty())
-        out.notes.push_back(fmt::format("{} checkpoint tensors the config does not imply: {}",
-                                        cmp.unexpected.size(), names_preview(cmp.unexpected)));
-      if (!cmp.shape_mismatches.empty())
-        out.notes.push_back(fmt::format("{} tensors differ in shape from the config, e.g. {}",
-                                        cmp.shape_mismatches.size(),
-                                        cmp.shape_mismatches.front().name));
-      out.comparison = std::move(cmp);
-    } catch (const Error& e) {
-      out.notes.push_back("the config could not be used (" + e.message() +
-                          "); repeated blocks of the checkpoint are the no-split units");
-    }
-  } else {
-    out.notes.push_back("no config: repeated blocks of the checkpoint are the no-split units");
-  }
-  if (out.library.empty()) out.library = req.library.empty() ? "transformers" : req.library;
-  out.parameters = checkpoint_parameter_count(req.checkpoint, config ? &*config : nullptr);
-  return out;
-}
-
-Built build(const EstimateRequest& req) {
-  const bool use_checkpoint = !req.checkpoint.empty() && req.mode == Mode::kMemfit &&
-                              req.source != EstimateRequest::Source::kConfig;
-  if (req.source == EstimateRequest::Source::kCheckpoint && req.checkpoint.empty())
-    throw Error(ErrorCode::kInvalidArgument, "--source checkpoint: no safetensors checkpoint found");
-  if (use_checkpoint) return build_from_checkpoint(req);
-  Built b = build_from_config(req);
-  b.tree = for_era(std::move(b.tree), req.mode == Mode::kAccelerate);
-  b.parameters = b.tree.parameter_count();
-  return b;
-}
-
-Built build_from_config(const EstimateRequest& req) {
-  Json json = req.config_text.empty() ? Json::object()
-                                      : Config::parse(req.config_text, "config.json");
-  Built out;
-  out.library = detect_library(req, json);
-  Config config(std::move(json), "config.json");
-  std::string key;
-  if (out.library == "timm") {
-    key = config.string_or({"architecture"}, timm_architecture(req.name));
-  } else {
-    auto mt = config.string_opt({"model_type"});
-    if (!mt)
-      throw Error(ErrorCode::kMissingKey,
-                  "config.json: missing required key 'model_type' (needed to pick the "
-                  "architecture)");
-    key = *mt;
-  }
-  const Family* family = find_family(out.library, key);
-  if (!family)
-    throw Error(ErrorCode::kUnknownModelType,
-                fmt::format("{} '{}' is not supported; supported: {}",
-                            out.library == "timm" ? "timm architecture" : "model_type", key,
-                            supported_keys(out.library)));
-  out.model_type = key;
-  const std::string cls =
-      select_class(*family, config, req.mode, req.class_override, &out.notes);
-  out.tree = family->build(BuildRequest{config, cls, req.name});
-  return out;
-}
-
 std::vector<std::string> checked_dtypes(const EstimateRequest& req) {
   const auto& allowed = req.mode == Mode::kAccelerate ? kAccelerateDtypes : kMemfitDtypes;
   if (req.dtypes.empty()) return allowed;
@@ -265,54 +140,52 @@ void memfit_rows(const TensorTree& tree, const std::vector<int>& order,
 
 std::string mode_name(Mode m) { return m == Mode::kAccelerate ? "accelerate" : "memfit"; }
 
-Result<TensorTree> build_tree(const EstimateRequest& req, std::string* model_type,
-                              std::vector<std::string>* notes) {
-  return capture([&]() -> TensorTree {
-    const bool checkpoint = !req.checkpoint.empty() && req.mode == Mode::kMemfit &&
-                            req.source != EstimateRequest::Source::kConfig;
-    Built b = checkpoint ? build(req) : build_from_config(req);
-    if (model_type) *model_type = b.model_type;
-    if (notes) *notes = b.notes;
-    return std::move(b.tree);
-  });
+Result<Report> estimate(const EstimateRequest& req) {
+  Result<Model> model = build_model(req);
+  if (!model) return model.error();
+  return estimate(*model);
 }
 
-Result<Report> estimate(const EstimateRequest& req) {
+Result<Report> estimate(const Model& model) {
   return capture([&]() -> Report {
+    const EstimateRequest& req = model.request;
     const std::vector<std::string> dtypes = checked_dtypes(req);
-    Built b = build(req);
     const bool compat = req.mode == Mode::kAccelerate;
+    // The config's tree as this mode's transformers allocates it; the checkpoint's tree as is.
+    std::optional<TensorTree> narrowed;
+    if (!model.from_checkpoint) narrowed = for_era(model.tree, compat);
+    const TensorTree& tree = narrowed ? *narrowed : model.tree;
     Report report;
     report.name = req.name;
-    report.library = b.library;
-    report.model_type = b.model_type;
-    report.model_class = b.tree.class_name();
+    report.library = model.library;
+    report.model_type = model.model_type;
+    report.model_class = tree.class_name();
     report.mode = req.mode;
-    report.parameters = b.parameters;
-    report.notes = std::move(b.notes);
-    report.comparison = std::move(b.comparison);
-    const std::vector<int> order = b.tree.named_module_tensors();  // shared by every sizing
-    if (b.from_checkpoint) {
+    report.parameters = model.parameters;
+    report.notes = model.notes;
+    report.comparison = model.comparison;
+    const std::vector<int> order = tree.named_module_tensors();  // shared by every sizing
+    if (model.from_checkpoint) {
       report.source = "checkpoint";
       report.checkpoint_format = req.checkpoint_format;
       SizeOptions stored;
       stored.bool_as_bit = false;
-      report.stored_bytes = bits_to_bytes(compute_module_sizes(b.tree, stored, order).total());
+      report.stored_bytes = bits_to_bytes(compute_module_sizes(tree, stored, order).total());
     }
 
     SizeOptions f32;
     f32.include_legacy_buffers = compat;
     f32.bool_as_bit = compat;
-    const ModuleSizes sizes = compute_module_sizes(b.tree, f32, order);
+    const ModuleSizes sizes = compute_module_sizes(tree, f32, order);
     const LargestLayer largest =
-        largest_layer(b.tree, sizes, compat ? LayerRule::kAccelerate : LayerRule::kComplete);
+        largest_layer(tree, sizes, compat ? LayerRule::kAccelerate : LayerRule::kComplete);
     report.largest_layer_names = largest.names;
     report.module_sizes.reserve(sizes.order.size());
     for (const TreeItem& item : sizes.order)
-      report.module_sizes.emplace_back(item.name(b.tree), bits_to_bytes(sizes.at(item)));
+      report.module_sizes.emplace_back(item.name(tree), bits_to_bytes(sizes.at(item)));
     Bits buffer_bits = 0, legacy_bits = 0;
     int legacy_count = 0;
-    for (const auto& t : b.tree.tensors) {
+    for (const auto& t : tree.tensors) {
       if (t.kind != TensorKind::kBuffer) continue;
       if (counted(t, f32)) buffer_bits += tensor_bits(t, f32);
       if (t.era == BufferEra::kLegacyOnly) {
@@ -325,9 +198,9 @@ Result<Report> estimate(const EstimateRequest& req) {
     report.buffers_bytes = bits_to_bytes(buffer_bits);
 
     if (compat) {
-      accelerate_rows(b.tree, dtypes, sizes, largest, report);
+      accelerate_rows(tree, dtypes, sizes, largest, report);
     } else {
-      memfit_rows(b.tree, order, dtypes, static_cast<double>(report.parameters), report);
+      memfit_rows(tree, order, dtypes, static_cast<double>(report.parameters), report);
       if (legacy_count > 0)
         report.notes.push_back(fmt::format(
             "{} buffers that only transformers 4.40 allocates (rotary caches, causal masks; {}) "

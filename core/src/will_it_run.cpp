@@ -168,18 +168,21 @@ MemoryFunction training_memory(const TrainingEstimate& t, const TrainingOptions&
 }  // namespace
 
 Result<RunReport> will_it_run(const EstimateRequest& req, const RunOptions& o) {
+  Result<Model> model = build_model(req);
+  if (!model) return model.error();
+  return will_it_run(*model, o);
+}
+
+Result<RunReport> will_it_run(const Model& model, const RunOptions& o) {
   return capture([&]() -> RunReport {
     RunReport r;
-    Result<TensorTree> built = build_tree(req, nullptr, &r.notes);
-    if (!built) throw built.error();
-    const TensorTree& tree = *built;
-    Config config(req.config_text.empty() ? Json::object() : Config::parse(req.config_text, "config.json"),
-                  "config.json");
-    const bool from_checkpoint = !req.checkpoint.empty() && req.mode == Mode::kMemfit &&
-                                 req.source != EstimateRequest::Source::kConfig;
+    r.notes = model.notes;
+    const TensorTree& tree = model.tree;
+    const Config& config = model.config;
+    const bool from_checkpoint = model.from_checkpoint;
 
     std::optional<ModelDims> dims;
-    if (!req.config_text.empty() && config.has("model_type")) {
+    if (model.has_config && config.has("model_type")) {
       try {
         dims = read_model_dims(config, tree);
       } catch (const Error& e) {

@@ -77,12 +77,10 @@ plan::DeviceMap resolve_map(const LoadRequest& req, const LoadPlan& lp, const De
   if (is_strategy(spec)) {
     *origin = spec;
     plan::PlanRequest pr;
-    pr.model.config_text = lp.config_text;
-    pr.model.mode = Mode::kMemfit;  // architectures[0], the class that is loaded (with its head)
     pr.max_memory = budgets(req, inv);
     pr.strategy = spec;
     pr.dtype = lp.dtype;
-    return or_fail(plan::run_plan(pr)).device_map;
+    return or_fail(plan::run_plan(lp.model, pr)).device_map;
   }
   std::string text = spec;
   std::string source = "--device-map (inline JSON)";
@@ -146,17 +144,19 @@ std::vector<std::string> tensors_under(const TensorTree& tree, const std::string
 LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inv) {
   LoadPlan lp;
   const std::string cfg_path = config_path(req);
-  lp.config_text = cli::read_file(cfg_path);
+  const std::string config_text = cli::read_file(cfg_path);
   lp.dtype = req.dtype.value_or(DType::kF32);
   if (!is_floating(lp.dtype))
     throw CliError{cli::kExitUsage, fmt::format("--dtype {}: weights can be loaded in a floating dtype only",
                                                 torch_name(lp.dtype))};
 
   EstimateRequest er;
-  er.config_text = lp.config_text;
+  er.config_text = config_text;
   er.name = cfg_path;
-  er.mode = Mode::kMemfit;
-  lp.tree = for_era(or_fail(build_tree(er, &lp.model_type)), /*legacy=*/false);
+  er.mode = Mode::kMemfit;  // architectures[0], the class that is loaded (with its head)
+  lp.model = or_fail(build_model(std::move(er)));
+  lp.model_type = lp.model.model_type;
+  lp.tree = for_era(lp.model.tree, /*legacy=*/false);
 
   lp.source = open_checkpoint(req.checkpoint);  // headers only: shards checked, nothing mapped
   lp.comparison = compare_trees(lp.tree, lp.source.tensors(), std::nullopt);

@@ -13,6 +13,7 @@
 #include "checkpoint_source.h"
 #include "memfit/checkpoint_tree.h"
 #include "memfit/config.h"
+#include "memfit/model.h"
 #include "memfit/plan/device_map.h"
 #include "memfit/tensor_tree.h"
 
@@ -44,7 +45,7 @@ struct PlacedWeight {
 };
 
 struct LoadPlan {
-  std::string config_text;
+  Model model;                 // config.json, parsed once, and the class from_pretrained builds
   std::string model_type;
   TensorTree tree;             // the empty model (current transformers' buffers)
   CheckpointSource source;

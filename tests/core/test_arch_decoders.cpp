@@ -408,12 +408,10 @@ TEST_CASE("falcon: tiiuae/falcon-40b (new decoder architecture) and its RefinedW
   const TensorTree lt = tree("tiiuae--falcon-40b-RefinedWeb-legacy.json", "FalconForCausalLM");
   check_tensor(lt, "transformer.h.0.self_attention.query_key_value.weight", {9216, 8192});
   check_tensor(lt, "transformer.h.0.ln_mlp.weight", {8192});
-  std::vector<std::string> notes;
-  auto base = memfit::build_tree(
-      request("tiiuae--falcon-40b-RefinedWeb-legacy.json", Mode::kMemfit), nullptr, &notes);
+  auto base = memfit::build_model(request("tiiuae--falcon-40b-RefinedWeb-legacy.json", Mode::kMemfit));
   REQUIRE(base.ok());
   CHECK(base->class_name() == "FalconModel");
-  CHECK_FALSE(notes.empty());
+  CHECK_FALSE(base->notes.empty());
 }
 
 TEST_CASE("falcon: ALiBi, multi-head, sequential layout (falcon-rw-1b shape)") {

@@ -24,29 +24,28 @@ using namespace memfit;
 
 namespace {
 
-struct Model {
+struct TrainedModel {
   TensorTree tree;
   ModelDims dims;
 };
 
-Model model_of(const std::string& stem) {
+TrainedModel model_of(const std::string& stem) {
   EstimateRequest req;
   req.config_text = test::fixture("configs/" + stem + ".json");
   req.name = stem;
-  auto tree = build_tree(req);
-  REQUIRE_MESSAGE(tree.ok(), tree.error().message());
-  Config c(Config::parse(req.config_text, "config.json"), "config.json");
-  return {*tree, read_model_dims(c, *tree)};
+  auto m = build_model(req);
+  REQUIRE_MESSAGE(m.ok(), m.error().message());
+  return {m->tree, read_model_dims(m->config, m->tree)};
 }
 
-std::uint64_t lora_params(const Model& m, std::int64_t r, const std::vector<std::string>& targets) {
+std::uint64_t lora_params(const TrainedModel& m, std::int64_t r, const std::vector<std::string>& targets) {
   return lora_plan(m.tree, m.dims.vocab, r, targets).trainable_parameters;
 }
 
 }  // namespace
 
 TEST_CASE("PEFT's trainable parameters: Llama-2-7b") {
-  const Model m = model_of("meta-llama--Llama-2-7b-hf");
+  const TrainedModel m = model_of("meta-llama--Llama-2-7b-hf");
   // r=16 on q_proj, v_proj: 32 layers × 2 × 16 × (4096 + 4096) = 8,388,608.
   CHECK(lora_params(m, 16, {"q_proj", "v_proj"}) == 8388608);
   // r=8: PEFT prints "trainable params: 4,194,304 || all params: 6,742,609,920".
@@ -65,14 +64,14 @@ TEST_CASE("PEFT's trainable parameters: Llama-2-7b") {
 TEST_CASE("PEFT's trainable parameters: GQA, Conv1D and MoE models") {
   // Mistral-7B r=16 all linear: 32 × (2 × 16 × 8192 + 2 × 16 × 5120 + 3 × 16 × 18432) = 41,943,040;
   // PEFT prints "trainable params: 41,943,040 || all params: 7,283,675,136".
-  const Model mistral = model_of("mistralai--Mistral-7B-v0.1");
+  const TrainedModel mistral = model_of("mistralai--Mistral-7B-v0.1");
   CHECK(lora_params(mistral, 16, {"all-linear"}) == 41943040);
   CHECK(mistral.tree.parameter_count() + 41943040 == 7283675136ULL);
   // Llama-3-8B has the same layer shapes: 41,943,040 as well.
   CHECK(lora_params(model_of("meta-llama--Meta-Llama-3-8B"), 16, {"all-linear"}) == 41943040);
   // GPT-2, r=8 on c_attn (Conv1D [768, 2304]): 12 × 8 × (768 + 2304) = 294,912; PEFT prints
   // "all params: 124,734,720" = 124,439,808 + 294,912.
-  const Model gpt2 = model_of("gpt2");
+  const TrainedModel gpt2 = model_of("gpt2");
   CHECK(lora_params(gpt2, 8, {"c_attn"}) == 294912);
   CHECK(gpt2.tree.parameter_count() + 294912 == 124734720ULL);
   // GPT-2 all-linear: c_attn, c_proj (attn), c_fc, c_proj (mlp); the tied lm_head is excluded:
@@ -81,7 +80,7 @@ TEST_CASE("PEFT's trainable parameters: GQA, Conv1D and MoE models") {
 }
 
 TEST_CASE("LoRA targets that match nothing, or a module LoRA cannot wrap, fail as PEFT does") {
-  const Model m = model_of("meta-llama--Llama-2-7b-hf");
+  const TrainedModel m = model_of("meta-llama--Llama-2-7b-hf");
   try {
     lora_plan(m.tree, m.dims.vocab, 16, {"query_key_value"});
     FAIL("expected an error");
@@ -132,7 +131,7 @@ TEST_CASE("ZeRO stages reproduce the paper's Figure 1 (7.5B parameters, 64 GPUs)
 }
 
 TEST_CASE("activations: Korthikanti et al.'s 34·s·b·h + 5·a·s²·b per layer (GPT-2, eager)") {
-  const Model gpt2 = model_of("gpt2");  // dropout 0.1, MLP 4h (Conv1D), 12 heads, h = 768
+  const TrainedModel gpt2 = model_of("gpt2");  // dropout 0.1, MLP 4h (Conv1D), 12 heads, h = 768
   REQUIRE(gpt2.dims.dropout);
   REQUIRE_FALSE(gpt2.dims.gated_mlp);
   // s = 1024, b = 1, 16-bit: 34 × 1024 × 768 + 5 × 12 × 1024² = 26,738,688 + 62,914,560.
@@ -148,7 +147,7 @@ TEST_CASE("activations: Korthikanti et al.'s 34·s·b·h + 5·a·s²·b per laye
 }
 
 TEST_CASE("LoRA and QLoRA on Llama-2-7b: frozen base, fp32 adapters") {
-  const Model m = model_of("meta-llama--Llama-2-7b-hf");
+  const TrainedModel m = model_of("meta-llama--Llama-2-7b-hf");
   TrainingOptions o;
   o.method = TrainMethod::kLora;
   o.rank = 16;

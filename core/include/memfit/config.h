@@ -40,6 +40,8 @@ class Config {
 
   // Parses text as a JSON object; throws Error(kInvalidJson) naming `where`.
   static Json parse(std::string_view text, const std::string& where);
+  // How many times parse() has run in this process: a command parses its config once (tested).
+  static std::size_t parse_count();
 
   bool has(std::string_view key) const;  // present and not null
   bool has_any(Keys keys) const;

@@ -8,28 +8,11 @@
 
 #include "memfit/checkpoint_tree.h"
 #include "memfit/error.h"
+#include "memfit/estimate_request.h"
+#include "memfit/model.h"
 #include "memfit/tensor_tree.h"
 
 namespace memfit {
-
-enum class Mode {
-  kAccelerate,  // reproduce `accelerate estimate-memory` 0.30.1 + transformers 4.40 exactly
-  kMemfit,      // memfit's own, honest figures
-};
-
-struct EstimateRequest {
-  std::string config_text;  // contents of config.json; may be empty for timm (name is enough)
-  std::string name;         // model id/path: the table title, and the timm variant
-  std::string library;      // "transformers", "timm", or "" to detect
-  Mode mode = Mode::kMemfit;
-  std::vector<std::string> dtypes;  // empty: the mode's default list
-  std::string class_override;       // --class
-  // Tensors of the checkpoint's headers (safetensors, or a .bin's pickled state dict), when
-  // known: memfit's exact path. checkpoint_format says which ("safetensors", "pytorch_bin").
-  std::vector<CheckpointTensor> checkpoint;
-  std::string checkpoint_format = "safetensors";
-  enum class Source { kAuto, kConfig, kCheckpoint } source = Source::kAuto;
-};
 
 struct TrainingPart {
   std::string name;  // "weights", "gradients", "fp32 master weights", "adam moments"
@@ -63,10 +46,8 @@ struct Report {
   std::optional<TreeComparison> comparison;  // config vs checkpoint, when both are known
 };
 
-// The tree the family describes for the selected class, with the buffers of every transformers
-// era (estimate() and the planner narrow it with for_era() for their mode).
-Result<TensorTree> build_tree(const EstimateRequest& req, std::string* model_type = nullptr,
-                              std::vector<std::string>* notes = nullptr);
+Result<Report> estimate(const Model& model);
+// build_model() then estimate(): for callers that need nothing else of the model.
 Result<Report> estimate(const EstimateRequest& req);
 
 // accelerate's table for a report (compat or not: the same layout).

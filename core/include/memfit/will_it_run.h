@@ -49,7 +49,9 @@ struct RunReport {
   std::vector<std::string> notes;
 };
 
-Result<RunReport> will_it_run(const EstimateRequest& model, const RunOptions& options);
+Result<RunReport> will_it_run(const Model& model, const RunOptions& options);
+// build_model() then will_it_run().
+Result<RunReport> will_it_run(const EstimateRequest& request, const RunOptions& options);
 
 // {"inference": {...}, "training": {...}?, "fit": {...}?} (docs/memory-model.md lists the fields).
 nlohmann::ordered_json run_report_to_json(const RunReport& report);

@@ -18,7 +18,7 @@
 namespace memfit::plan {
 
 struct PlanRequest {
-  EstimateRequest model;   // config/name/library/class; the mode picks the class (accelerate's by default)
+  EstimateRequest model;   // for run_plan(request) only: the model to build (the mode picks the class)
   MaxMemory max_memory;
   std::string strategy = "auto";  // auto | balanced | balanced_low_0 | sequential | fit
   std::optional<DType> dtype;
@@ -44,6 +44,8 @@ struct PlanResult {
   std::optional<FitPlan> fit;
 };
 
+Result<PlanResult> run_plan(const Model& model, const PlanRequest& req);
+// build_model(req.model) then run_plan().
 Result<PlanResult> run_plan(const PlanRequest& req);
 nlohmann::ordered_json plan_to_json(const PlanResult& r);
 // {"model.embed_tokens": 0, "lm_head": "cpu"} — the form accelerate and the loader accept.
