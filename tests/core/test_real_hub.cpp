@@ -46,7 +46,8 @@ bool check_repo(const std::string& dir, const std::string& repo) {
   const TensorTree legacy = for_era(model->tree, /*legacy=*/true);
   std::set<std::string> stored;
   std::uint64_t ignored_bits = 0;
-  for (const auto& [name, shard] : index.at("weight_map").items()) {
+  for (const auto& entry : index.at("weight_map").items()) {
+    const std::string name = entry.key();  // clang 14: a structured binding cannot be captured
     if (!ignored_on_load(name)) {
       stored.insert(name);
       continue;

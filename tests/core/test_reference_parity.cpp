@@ -257,7 +257,9 @@ std::size_t check_case(const std::string& ref, const std::string& stem) {
   std::size_t n = 0;
   check_summary(config, library, file, &n);
   if (const OJson* runs = member(file, "runs"))
-    for (const auto& [version, run] : runs->items()) {
+    for (const auto& entry : runs->items()) {
+      const std::string version = entry.key();  // clang 14: a structured binding cannot be captured
+      const OJson& run = entry.value();
       INFO("run " << version);
       if (version == "accelerate_0.28.0") check_028_run(config, library, run, &n);
       else check_claimed_run(config, library, run, &n);

@@ -96,10 +96,11 @@ std::size_t check_plan_case(const PlanCase& c) {
     req.dtype = *d;
   }
   if (c.special_dtypes)
-    for (const auto& [k, v] : c.special_dtypes->items()) {
-      auto d = dtype_from_name(dtype_name(v));
-      REQUIRE_MESSAGE(d.has_value(), "unknown special dtype " << v.dump());
-      req.special_dtypes[k] = *d;
+    for (const auto& entry : c.special_dtypes->items()) {
+      const std::string given = entry.value().dump();  // clang 14: bindings cannot be captured
+      auto d = dtype_from_name(dtype_name(entry.value()));
+      REQUIRE_MESSAGE(d.has_value(), "unknown special dtype " << given);
+      req.special_dtypes[entry.key()] = *d;
     }
   req.offload_buffers = c.offload_buffers;
 
