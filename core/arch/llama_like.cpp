@@ -69,8 +69,9 @@ void decoder_norm(TreeBuilder& b, std::string_view name, const LlamaLikeSpec& s,
 
 void layer_rotary(TreeBuilder& b, const LlamaLikeSpec& s, std::int64_t rope_dim,
                   std::int64_t positions) {
+  // inv_freq registered as None: a module without tensors, gone from current transformers.
+  if (s.rope == LegacyRope::kNone) return b.stateless("rotary_emb", s.rope_class, s.rope_era);
   auto m = b.module("rotary_emb", s.rope_class);
-  if (s.rope == LegacyRope::kNone) return;
   const bool underscore = s.rope == LegacyRope::kUnderscore;
   b.buffer("inv_freq", {half_up(rope_dim)}, DType::kF32, false, s.rope_era);
   b.buffer(underscore ? "_cos_cached" : "cos_cached", {positions, 2 * half_up(rope_dim)},
@@ -92,7 +93,11 @@ void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims
     nn::linear(b, "v_proj", d.hidden, kv, d.v_bias);
     nn::linear(b, "o_proj", q, d.hidden, d.o_bias);
   }
-  layer_rotary(b, s, d.rope_dim, d.positions);
+  if (s.qk_norm) {
+    decoder_norm(b, "q_norm", s, d.head_dim);
+    decoder_norm(b, "k_norm", s, d.head_dim);
+  }
+  if (!s.rope_class.empty()) layer_rotary(b, s, d.rope_dim, d.positions);
 }
 
 void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
@@ -108,7 +113,11 @@ namespace {
 
 void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, const LayerFn& mlp,
                 const LayerFn& attention) {
-  nn::embedding(b, "embed_tokens", d.vocab, d.hidden);
+  {
+    auto e = b.module("embed_tokens", s.embedding_class);
+    b.param("weight", {d.vocab, d.hidden});
+    if (s.embed_scale_buffer) b.buffer("embed_scale", {}, DType::kF32, false, BufferEra::kCurrentOnly);
+  }
   if (!s.embed_dropout.empty()) nn::dropout(b, s.embed_dropout);
   {
     auto layers = b.module("layers", "ModuleList");
@@ -120,6 +129,7 @@ void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, co
       decoder_norm(b, "input_layernorm", s, d.hidden);
       for (const auto& name : s.layer_dropouts) nn::dropout(b, name);
       decoder_norm(b, "post_attention_layernorm", s, d.hidden);
+      for (const auto& name : s.extra_layer_norms) decoder_norm(b, name, s, d.hidden);
     }
   }
   decoder_norm(b, "norm", s, d.hidden);
@@ -127,6 +137,10 @@ void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, co
     auto r = b.module("rotary_emb", s.prefix + "RotaryEmbedding");
     b.buffer("inv_freq", {half_up(d.current_rope_dim)}, DType::kF32, false,
              BufferEra::kCurrentOnly);
+  }
+  if (s.local_rotary) {
+    auto r = b.module("rotary_emb_local", s.prefix + "RotaryEmbedding");
+    b.buffer("inv_freq", {half_up(d.current_rope_dim)}, DType::kF32, false, BufferEra::kCurrentOnly);
   }
 }
 
@@ -136,7 +150,7 @@ TensorTree build_decoder(const Config& c, std::string_view class_name, const Lla
                          const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention) {
   TreeBuilder b{std::string(class_name)};
   b.set_no_split({s.prefix + "DecoderLayer"});
-  const std::string base = s.prefix + "Model";
+  const std::string base = s.base_class.empty() ? s.prefix + "Model" : s.base_class;
   if (class_name == base) {
     base_model(b, s, d, mlp, attention);
     return b.finish();

@@ -78,6 +78,15 @@ struct LlamaLikeSpec {
   // layer after input_layernorm. Empty: none (Llama's dropouts are floats, not modules).
   std::string embed_dropout;
   std::vector<std::string> layer_dropouts;
+  // Qwen3, Gemma 3: a per-head RMSNorm over head_dim on queries and keys (q_norm, k_norm),
+  // registered after o_proj.
+  bool qk_norm = false;
+  // Gemma 2/3: norms each layer adds after post_attention_layernorm, in order.
+  std::vector<std::string> extra_layer_norms;
+  std::string base_class;                     // "" : prefix + "Model" (Gemma 3: Gemma3TextModel)
+  std::string embedding_class = "Embedding";  // Gemma 3: Gemma3TextScaledWordEmbedding
+  bool embed_scale_buffer = false;            // its non-persistent scalar embed_scale
+  bool local_rotary = false;                  // Gemma 3: a second model-level rotary_emb_local
 };
 
 // Called inside a decoder layer's scope to add one block (it opens its own module). A reference:

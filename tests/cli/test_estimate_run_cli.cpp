@@ -4,6 +4,9 @@
 // (the formulas' sources are in tests/core/test_inference_*.cpp and test_training.cpp).
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "support/reference.h"
@@ -115,8 +118,17 @@ TEST_CASE("bad will-it-run flags: one line on stderr and the usage / unsupported
   auto targets = run_memfit({"estimate", kLlama3, "--train", "lora", "--targets", "query_key_value"});
   CHECK(targets.exit_code == 2);
   CHECK(targets.err.find("not found in the base model") != std::string::npos);
-  // Gemma-2's family is not registered: its KV layout is known (tests/core), the model is not.
-  auto gemma2 = run_memfit({"estimate", memfit::test::fixture_path("kv/google--gemma-2-9b.json"), "--context", "8192"});
-  CHECK(gemma2.exit_code == 4);
-  CHECK(gemma2.err.find("model_type 'gemma2' is not supported") != std::string::npos);
+  // An unknown model_type: exit 4, the message names it and lists what is supported.
+  char tmpl[] = "/tmp/memfit-unknown-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  {
+    std::FILE* f = std::fopen((dir + "/config.json").c_str(), "w");
+    std::fputs(R"({"model_type": "not_a_model_type", "num_hidden_layers": 2})", f);
+    std::fclose(f);
+  }
+  auto unknown = run_memfit({"estimate", dir + "/config.json", "--context", "8192"});
+  CHECK(unknown.exit_code == 4);
+  CHECK(unknown.err.find("model_type 'not_a_model_type' is not supported") != std::string::npos);
+  CHECK(unknown.err.find("gemma2") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }

@@ -153,11 +153,19 @@ TEST_CASE("models that do not generate have no KV cache; unknown families are a 
   const RunReport bert = run(request_of("bert-base-cased"), o);
   CHECK_FALSE(bert.generative);
   CHECK(bert.inference.kv.total() == 0);
+  EstimateRequest u;
+  u.config_text = R"({"model_type": "not_a_model_type", "num_hidden_layers": 2})";
+  auto unknown = will_it_run(u, o);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().code() == ErrorCode::kUnknownModelType);
+  // Gemma 2 (google/gemma-2-9b's real config): the Hub's 9,241,705,984 parameters, and the
+  // hybrid cache — every other layer slides over 4,096 tokens.
   EstimateRequest g;
   g.config_text = test::fixture("kv/google--gemma-2-9b.json");
-  auto gemma2 = will_it_run(g, o);
-  REQUIRE_FALSE(gemma2.ok());
-  CHECK(gemma2.error().code() == ErrorCode::kUnknownModelType);
+  const RunReport gemma2 = run(g, o);
+  REQUIRE(gemma2.generative);
+  CHECK(gemma2.layout.sliding_layers() == 21);
+  CHECK(estimate(g)->parameters == 9241705984ULL);
 }
 
 TEST_CASE("quantization_config sizes the weights; --dtype int4 asks for bitsandbytes NF4") {
