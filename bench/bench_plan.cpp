@@ -23,7 +23,7 @@ void bench_plan(benchmark::State& state, const std::string& config, const std::s
   req.model.mode = memfit::Mode::kAccelerate;
   req.max_memory = *memfit::plan::parse_max_memory(
       "0=10GiB,1=10GiB,2=10GiB,3=10GiB,4=10GiB,5=10GiB,6=10GiB,7=10GiB,cpu=32GiB");
-  req.strategy = strategy;
+  req.strategy = *memfit::plan::strategy_from_name(strategy);
   req.dtype = memfit::DType::kF16;
   for (auto _ : state) {
     auto r = memfit::plan::run_plan(req);

@@ -7,6 +7,7 @@
 #include "shard_command.h"
 #include "exit_codes.h"
 #include "torch_exec.h"
+#include "memfit/plan/strategy.h"
 
 int main(int argc, char** argv) {
   // `memfit load|forward` run on LibTorch in memfit-torch (next to this binary), so that the
@@ -77,8 +78,9 @@ int main(int argc, char** argv) {
       "plan", "Where each layer goes for given GPU/CPU/disk budgets (accelerate's device_map, or fit)");
   plan->add_option("model", pl.model, "Hub id, config.json, or model folder")->required();
   plan->add_option("--max-memory", pl.max_memory, "budgets, e.g. 0=24GiB,1=24GiB,cpu=64GiB");
-  plan->add_option("--device-map", pl.strategy, "auto, balanced, balanced_low_0, sequential, fit")
-      ->check(CLI::IsMember({"auto", "balanced", "balanced_low_0", "sequential", "fit"}));
+  std::vector<std::string> strategies;
+  for (auto s : memfit::plan::kStrategies) strategies.emplace_back(memfit::plan::strategy_name(s));
+  plan->add_option("--device-map", pl.strategy, memfit::plan::strategy_list())->check(CLI::IsMember(strategies));
   plan->add_option("--dtype", pl.dtype, "dtype the weights are loaded in (e.g. float16)");
   plan->add_option("--no-split", pl.no_split, "module classes never split (default: the model's)");
   plan->add_option("--special-dtype", pl.special_dtypes, "NAME=DTYPE overrides");

@@ -63,7 +63,7 @@ EstimateRequest model_request(const PlanArgs& args, const ModelSource& src) {
 plan::PlanRequest build_request(const PlanArgs& args) {
   plan::PlanRequest req;
   req.max_memory = or_fail(plan::parse_max_memory(args.max_memory));
-  req.strategy = args.strategy;
+  req.strategy = or_fail(capture([&] { return plan::parse_strategy(args.strategy, "--device-map"); }));
   if (!args.dtype.empty()) {
     auto dt = dtype_from_name(args.dtype);
     if (!dt) throw CliError{kExitUsage, fmt::format("--dtype: unknown dtype '{}'", args.dtype)};
@@ -85,7 +85,7 @@ plan::PlanRequest build_request(const PlanArgs& args) {
 }
 
 void print_text(const plan::PlanResult& r, bool explain) {
-  fmt::print("device map ({}, {}):\n{}\n", r.strategy, r.model_class,
+  fmt::print("device map ({}, {}):\n{}\n", plan::strategy_name(r.strategy), r.model_class,
              plan::device_map_to_json(r.device_map).dump());
   for (const auto& line : r.explain)
     if (explain || line.rfind("first streamed", 0) != 0) fmt::print("{}\n", line);

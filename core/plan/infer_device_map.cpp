@@ -210,17 +210,15 @@ DeviceMap infer_auto_device_map(const TensorTree& tree, const MaxMemory& max_mem
 }
 
 Result<AcceleratePlan> plan_accelerate(const TensorTree& tree, const MaxMemory& max_memory,
-                                       const std::string& strategy, const AccelerateOptions& opt) {
+                                       Strategy strategy, const AccelerateOptions& opt) {
   return capture([&]() -> AcceleratePlan {
     AcceleratePlan plan;
-    if (strategy == "auto" || strategy == "balanced" || strategy == "balanced_low_0")
-      plan.max_memory = get_balanced_memory(tree, max_memory, opt, strategy == "balanced_low_0");
-    else if (strategy == "sequential")
+    if (strategy == Strategy::kSequential)
       plan.max_memory = max_memory;
+    else if (strategy != Strategy::kFit)
+      plan.max_memory = get_balanced_memory(tree, max_memory, opt, strategy == Strategy::kBalancedLow0);
     else
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("device map strategy '{}' is not one of auto, balanced, "
-                              "balanced_low_0, sequential, fit", strategy));
+      throw Error(ErrorCode::kInvalidArgument, "plan_accelerate: 'fit' is memfit's planner (plan_fit)");
     plan.device_map = infer_auto_device_map(tree, plan.max_memory, opt);
     return plan;
   });

@@ -93,7 +93,7 @@ Result<PlanResult> run_plan(const Model& model, const PlanRequest& req) {
     out.strategy = req.strategy;
     out.model_class = tree->class_name();
     const AccelerateOptions opt = accelerate_options(req, compat);
-    if (req.strategy == "fit") {
+    if (req.strategy == Strategy::kFit) {
       FitOptions fo;
       fo.sizes = opt;
       fo.overhead_bytes = req.overhead_bytes;
@@ -183,7 +183,7 @@ Result<DeviceMap> device_map_from_json(const std::string& text, const std::strin
 
 nlohmann::ordered_json plan_to_json(const PlanResult& r) {
   nlohmann::ordered_json j;
-  j["strategy"] = r.strategy;
+  j["strategy"] = std::string(strategy_name(r.strategy));
   j["model_class"] = r.model_class;
   j["device_map"] = device_map_to_json(r.device_map);
   nlohmann::ordered_json per = nlohmann::ordered_json::object();

@@ -35,7 +35,10 @@ plan::PlanRequest plan_request(const Json& j) {
   auto norm = plan::normalize_max_memory(std::move(budgets));
   if (!norm) throw norm.error();
   req.max_memory = *norm;
-  req.strategy = j.value("strategy", std::string("auto"));
+  if (auto s = j.find("strategy"); s != j.end()) {
+    if (!s->is_string()) throw Error(ErrorCode::kInvalidArgument, "request: 'strategy' must be a string");
+    req.strategy = plan::parse_strategy(s->get<std::string>(), "request: strategy");
+  }
   if (auto d = j.find("dtype"); d != j.end() && d->is_string() && !d->get<std::string>().empty()) {
     auto dt = dtype_from_name(d->get<std::string>());
     if (!dt) throw Error(ErrorCode::kInvalidArgument, "request: unknown dtype " + d->dump());

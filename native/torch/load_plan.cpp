@@ -53,7 +53,7 @@ void check_comparison(const TreeComparison& c, const LoadRequest& req, const std
 }
 
 bool is_strategy(const std::string& s) {
-  return s == "auto" || s == "balanced" || s == "balanced_low_0" || s == "sequential" || s == "fit";
+  return plan::strategy_from_name(s).has_value();
 }
 
 // max_memory from the flag, or from what is free (accelerate's get_max_memory).
@@ -78,7 +78,7 @@ plan::DeviceMap resolve_map(const LoadRequest& req, const LoadPlan& lp, const De
     *origin = spec;
     plan::PlanRequest pr;
     pr.max_memory = budgets(req, inv);
-    pr.strategy = spec;
+    pr.strategy = *plan::strategy_from_name(spec);
     pr.dtype = lp.dtype;
     return or_fail(plan::run_plan(lp.model, pr)).device_map;
   }

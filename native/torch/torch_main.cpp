@@ -4,13 +4,14 @@
 #include <CLI/CLI.hpp>
 
 #include "exit_codes.h"
+#include "memfit/plan/strategy.h"
 #include "torch_commands.h"
 
 namespace {
 
 void placement_options(CLI::App* app, memfit::torchrt::PlacementArgs& p) {
   app->add_option("--device-map", p.device_map,
-                  "auto, balanced, balanced_low_0, sequential, fit, a JSON file (memfit plan --output), "
+                  memfit::plan::strategy_list() + ", a JSON file (memfit plan --output), "
                   "or inline JSON such as '{\"\": \"disk\"}' (default: all on the execution device)");
   app->add_option("--max-memory", p.max_memory, "budgets, e.g. 0=8GiB,cpu=16GiB (default: what is free)");
   app->add_option("--offload-folder", p.offload_folder, "offload folder for .bin weights placed on disk");

@@ -28,7 +28,7 @@ TEST_CASE("model: one parse of config.json serves estimate, will-it-run and ever
   for (const char* strategy : {"auto", "sequential", "balanced_low_0", "fit"}) {
     plan::PlanRequest pr;
     pr.max_memory = *plan::parse_max_memory("0=8GiB,1=8GiB,cpu=32GiB");
-    pr.strategy = strategy;
+    pr.strategy = *plan::strategy_from_name(strategy);
     CHECK_MESSAGE(plan::run_plan(*model, pr).ok(), strategy);
   }
   // accelerate's class, planned with `fit`: the generating class's KV cache, from the same Config.
@@ -37,7 +37,7 @@ TEST_CASE("model: one parse of config.json serves estimate, will-it-run and ever
   CHECK(compat->class_name() == "LlamaModel");
   plan::PlanRequest fit;
   fit.max_memory = *plan::parse_max_memory("0=8GiB,cpu=32GiB");
-  fit.strategy = "fit";
+  fit.strategy = plan::Strategy::kFit;
   REQUIRE(plan::run_plan(*compat, fit).ok());
   CHECK(Config::parse_count() == before + 1);
 }

@@ -70,7 +70,7 @@ std::size_t check_plan_case(const PlanCase& c) {
   req.model.mode = Mode::kAccelerate;
   req.model.config_text = c.config_text;
   req.model.name = c.name;
-  req.strategy = c.strategy;
+  req.strategy = parse_strategy(c.strategy, "strategy");
   auto budgets = parse_max_memory(budget_spec(*c.max_memory));
   REQUIRE_MESSAGE(budgets.ok(), budgets.error().message());
   req.max_memory = *budgets;

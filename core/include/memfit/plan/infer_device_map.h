@@ -12,6 +12,7 @@
 #include "memfit/module_sizes.h"
 #include "memfit/plan/device.h"
 #include "memfit/plan/device_map.h"
+#include "memfit/plan/strategy.h"
 #include "memfit/tensor_tree.h"
 
 namespace memfit::plan {
@@ -43,6 +44,6 @@ DeviceMap infer_auto_device_map(const TensorTree& tree, const MaxMemory& max_mem
 
 // The whole of transformers' device_map="auto"|"balanced"|"balanced_low_0"|"sequential".
 Result<AcceleratePlan> plan_accelerate(const TensorTree& tree, const MaxMemory& max_memory,
-                                       const std::string& strategy, const AccelerateOptions& opt);
+                                       Strategy strategy, const AccelerateOptions& opt);
 
 }  // namespace memfit::plan

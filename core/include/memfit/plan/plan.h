@@ -14,13 +14,14 @@
 #include "memfit/plan/device.h"
 #include "memfit/plan/device_map.h"
 #include "memfit/plan/fit.h"
+#include "memfit/plan/strategy.h"
 
 namespace memfit::plan {
 
 struct PlanRequest {
   EstimateRequest model;   // for run_plan(request) only: the model to build (the mode picks the class)
   MaxMemory max_memory;
-  std::string strategy = "auto";  // auto | balanced | balanced_low_0 | sequential | fit
+  Strategy strategy = Strategy::kAuto;
   std::optional<DType> dtype;
   std::optional<std::vector<std::string>> no_split;
   std::map<std::string, DType> special_dtypes;
@@ -34,7 +35,7 @@ struct PlanRequest {
 };
 
 struct PlanResult {
-  std::string strategy;
+  Strategy strategy = Strategy::kAuto;
   std::string model_class;
   DeviceMap device_map;
   MaxMemory max_memory;  // budgets used (after balancing for auto/balanced/balanced_low_0)
