@@ -146,13 +146,8 @@ int run_estimate(const EstimateArgs& args) {
     if (args.source == "checkpoint" && !checkpoint)
       throw CliError{kExitFile, fmt::format("{}: --source checkpoint, but no safetensors or .bin "
                                             "weights were found (a Hub id needs --exact)", args.model)};
-    EstimateRequest req;
-    req.config_text = src.config_text;
-    req.name = src.name;
-    req.library = src.library;
-    req.mode = args.compat == "accelerate" ? Mode::kAccelerate : Mode::kMemfit;
+    EstimateRequest req = model_request(src, args.compat, args.class_name);
     req.dtypes = args.dtypes;
-    req.class_override = args.class_name;
     if (checkpoint) {
       req.checkpoint = checkpoint->tensors;
       req.checkpoint_format = format_name(checkpoint->format);

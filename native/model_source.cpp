@@ -84,4 +84,16 @@ ModelSource resolve_model(const std::string& arg, const ResolveOptions& opt,
   return src;
 }
 
+EstimateRequest model_request(const ModelSource& src, const std::string& compat, const std::string& class_name) {
+  if (!compat.empty() && compat != "accelerate")
+    throw CliError{kExitUsage, fmt::format("--compat: unknown value '{}' (only 'accelerate')", compat)};
+  EstimateRequest req;
+  req.config_text = src.config_text;
+  req.name = src.name;
+  req.library = src.library;
+  req.mode = compat == "accelerate" ? Mode::kAccelerate : Mode::kMemfit;
+  req.class_override = class_name;
+  return req;
+}
+
 }  // namespace memfit::cli

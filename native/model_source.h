@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "memfit/estimate_request.h"
+
 #include "hub_client.h"
 
 namespace memfit::cli {
@@ -19,6 +21,10 @@ struct ModelSource {
   std::string library;      // from --library_name or the Hub's metadata; "" = detect
   std::string origin;       // "file", "directory" or "hub"
 };
+
+// The core request for a resolved model: --compat ("" or "accelerate": accelerate's class and
+// 4.40 buffers; anything else is a usage error) and --class.
+EstimateRequest model_request(const ModelSource& src, const std::string& compat, const std::string& class_name);
 
 struct ResolveOptions {
   std::string library;  // --library_name

@@ -49,15 +49,7 @@ void write_atomically(const std::string& path, const std::string& text) {
 // load, so a map written by `plan` always loads. --compat accelerate: accelerate's AutoModel
 // class with transformers 4.40's buffers, the maps `accelerate` itself prints.
 EstimateRequest model_request(const PlanArgs& args, const ModelSource& src) {
-  if (!args.compat.empty() && args.compat != "accelerate")
-    throw CliError{kExitUsage, fmt::format("--compat: unknown value '{}' (only 'accelerate')", args.compat)};
-  EstimateRequest model;
-  model.config_text = src.config_text;
-  model.name = src.name;
-  model.library = src.library;
-  model.mode = args.compat == "accelerate" ? Mode::kAccelerate : Mode::kMemfit;
-  model.class_override = args.class_name;
-  return model;
+  return cli::model_request(src, args.compat, args.class_name);
 }
 
 plan::PlanRequest build_request(const PlanArgs& args) {

@@ -137,14 +137,20 @@ void check_device_map_runs(const std::string& config, const std::string& name, c
   }
 }
 
-// One run of accelerate (0.30.1 or 1.2.1: the versions --compat accelerate claims).
-void check_claimed_run(const std::string& config, const std::string& library, const OJson& run, std::size_t* n) {
+// What `accelerate estimate-memory` was asked in this run, as memfit's compat request.
+EstimateRequest accelerate_request(const std::string& config, const std::string& library, const OJson& run) {
   EstimateRequest req;
   req.name = run.at("name").get<std::string>();
   req.config_text = config;
   req.library = library;
   req.mode = Mode::kAccelerate;
   req.dtypes = dtypes_of(run);
+  return req;
+}
+
+// One run of accelerate (0.30.1 or 1.2.1: the versions --compat accelerate claims).
+void check_claimed_run(const std::string& config, const std::string& library, const OJson& run, std::size_t* n) {
+  const EstimateRequest req = accelerate_request(config, library, run);
   auto r = estimate(req);
   REQUIRE_MESSAGE(r.ok(), r.error().message());
 
@@ -206,12 +212,7 @@ void check_claimed_run(const std::string& config, const std::string& library, co
 
 // accelerate 0.28.0: the size columns only (its training column is claimed by no mode).
 void check_028_run(const std::string& config, const std::string& library, const OJson& run, std::size_t* n) {
-  EstimateRequest req;
-  req.name = run.at("name").get<std::string>();
-  req.config_text = config;
-  req.library = library;
-  req.mode = Mode::kAccelerate;
-  req.dtypes = dtypes_of(run);
+  const EstimateRequest req = accelerate_request(config, library, run);
   auto r = estimate(req);
   REQUIRE_MESSAGE(r.ok(), r.error().message());
   if (const OJson* rows = member(run, "table_rows")) check_rows(*r, *rows, false, n);
