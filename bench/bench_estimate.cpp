@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 
 namespace fs = std::filesystem;
 

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "memfit/checkpoint_index.h"
-#include "memfit/checkpoint_tree.h"
-#include "memfit/estimate.h"
-#include "memfit/safetensors.h"
+#include "memfit/format/checkpoint_index.h"
+#include "memfit/format/safetensors.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/model/checkpoint_tree.h"
 
 namespace st = memfit::safetensors;
 

@@ -10,7 +10,7 @@
 
 #include "exit_codes.h"
 #include "file_reader.h"
-#include "memfit/torch_bin.h"
+#include "memfit/format/torch_bin.h"
 #include "model_source.h"
 
 namespace memfit::cli {

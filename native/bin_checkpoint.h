@@ -32,11 +32,11 @@
 #include <string>
 #include <vector>
 
-#include "memfit/checkpoint_index.h"
-#include "memfit/checkpoint_tree.h"
-#include "memfit/dtype.h"
-#include "memfit/tensor_tree.h"
-#include "memfit/torch_bin.h"
+#include "memfit/format/checkpoint_index.h"
+#include "memfit/format/torch_bin.h"
+#include "memfit/model/checkpoint_tree.h"
+#include "memfit/model/dtype.h"
+#include "memfit/model/tensor_tree.h"
 
 namespace memfit::cli {
 

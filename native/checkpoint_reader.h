@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "hub_client.h"
-#include "memfit/checkpoint_index.h"
-#include "memfit/checkpoint_tree.h"
-#include "memfit/safetensors.h"
+#include "memfit/format/checkpoint_index.h"
+#include "memfit/format/safetensors.h"
+#include "memfit/model/checkpoint_tree.h"
 
 namespace memfit::cli {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hub_client.h"
-#include "memfit/checkpoint_tree.h"
+#include "memfit/model/checkpoint_tree.h"
 
 namespace memfit::cli {
 

@@ -8,12 +8,13 @@
 
 #include "checkpoint_source.h"
 #include "exit_codes.h"
-#include "memfit/convert_bytes.h"
-#include "memfit/estimate.h"
-#include "memfit/gpu_catalog.h"
-#include "memfit/lora.h"
-#include "memfit/report_json.h"
-#include "memfit/will_it_run.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/memory/gpu_catalog.h"
+#include "memfit/memory/lora.h"
+#include "memfit/memory/will_it_run.h"
+#include "memfit/report/convert_bytes.h"
+#include "memfit/report/report_json.h"
+#include "memfit/report/run_report.h"
 #include "model_source.h"
 
 namespace memfit::cli {

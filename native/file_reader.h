@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "memfit/zip_archive.h"
+#include "memfit/format/zip_archive.h"
 
 namespace memfit::cli {
 

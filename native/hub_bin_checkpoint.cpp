@@ -7,7 +7,7 @@
 
 #include "exit_codes.h"
 #include "hub_range_file.h"
-#include "memfit/torch_bin.h"
+#include "memfit/format/torch_bin.h"
 #include "model_source.h"
 
 namespace memfit::cli {

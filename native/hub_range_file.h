@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "hub_client.h"
-#include "memfit/zip_archive.h"
+#include "memfit/format/zip_archive.h"
 
 namespace memfit::cli {
 

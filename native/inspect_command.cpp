@@ -8,9 +8,9 @@
 #include "bin_checkpoint.h"
 #include "checkpoint_reader.h"
 #include "exit_codes.h"
-#include "memfit/convert_bytes.h"
-#include "memfit/estimate.h"
-#include "memfit/report_json.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/report/convert_bytes.h"
+#include "memfit/report/report_json.h"
 #include "model_source.h"
 
 namespace memfit::cli {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "memfit/estimate_request.h"
+#include "memfit/model/estimate_request.h"
 
 #include "hub_client.h"
 

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "mapped_file.h"
-#include "memfit/dtype.h"
-#include "memfit/tensor_tree.h"
+#include "memfit/model/dtype.h"
+#include "memfit/model/tensor_tree.h"
 
 namespace memfit::cli {
 

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "exit_codes.h"
-#include "memfit/convert_bytes.h"
 #include "memfit/plan/plan.h"
+#include "memfit/report/convert_bytes.h"
 #include "model_source.h"
 
 namespace memfit::cli {

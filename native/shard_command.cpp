@@ -19,9 +19,9 @@
 #include "exit_codes.h"
 #include "file_reader.h"
 #include "mapped_file.h"
-#include "memfit/estimate.h"
+#include "memfit/format/safetensors.h"
+#include "memfit/memory/estimate.h"
 #include "memfit/plan/device.h"
-#include "memfit/safetensors.h"
 #include "model_source.h"
 
 namespace memfit::cli {

@@ -1,4 +1,4 @@
-// wasm/bindings.cpp — the WebAssembly face of memfit: exactly the functions of memfit/api.h,
+// wasm/bindings.cpp — the WebAssembly face of memfit: exactly the functions of memfit/api/api.h,
 // strings in and strings out. No logic lives here (squoosh's thin embind layer): every call
 // returns the api's JSON text, and failures already come back as {"error": {"code", "message"}}.
 //
@@ -6,7 +6,7 @@
 // into the std::string); a JS string would be re-encoded as UTF-8.
 #include <emscripten/bind.h>
 
-#include "memfit/api.h"
+#include "memfit/api/api.h"
 
 EMSCRIPTEN_BINDINGS(memfit) {
   emscripten::function("estimate", &memfit::api::estimate);

@@ -16,7 +16,7 @@
 #include <cstdarg>
 #include <cstddef>
 
-#include "memfit/parse_double.h"
+#include "memfit/format/parse_double.h"
 #include "small_printf.h"
 
 extern "C" {

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "memfit/convert_bytes.h"
-#include "memfit/largest_layer.h"
+#include "memfit/memory/largest_layer.h"
+#include "memfit/report/convert_bytes.h"
 
 namespace memfit::plan {
 namespace {

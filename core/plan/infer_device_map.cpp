@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "memfit/largest_layer.h"
+#include "memfit/memory/largest_layer.h"
 #include "memfit/plan/infer_device_map.h"
 
 namespace memfit::plan {

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
-#include "memfit/convert_bytes.h"
-#include "memfit/model.h"
+#include "memfit/format/strict_json.h"
+#include "memfit/memory/will_it_run.h"
+#include "memfit/model/model.h"
 #include "memfit/plan/infer_device_map.h"
-#include "memfit/strict_json.h"
-#include "memfit/will_it_run.h"
+#include "memfit/report/convert_bytes.h"
 
 namespace memfit::plan {
 namespace {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "memfit/checkpoint_tree.h"
-#include "memfit/dtype.h"
-#include "memfit/tensor_tree.h"
+#include "memfit/model/checkpoint_tree.h"
+#include "memfit/model/dtype.h"
+#include "memfit/model/tensor_tree.h"
 
 namespace memfit::torchrt {
 

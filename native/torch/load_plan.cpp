@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "exit_codes.h"
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "memfit/plan/plan.h"
 #include "model_source.h"
 

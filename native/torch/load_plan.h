@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "checkpoint_source.h"
-#include "memfit/checkpoint_tree.h"
-#include "memfit/config.h"
-#include "memfit/model.h"
+#include "memfit/model/checkpoint_tree.h"
+#include "memfit/model/config.h"
+#include "memfit/model/model.h"
+#include "memfit/model/tensor_tree.h"
 #include "memfit/plan/device_map.h"
-#include "memfit/tensor_tree.h"
 
 namespace memfit::torchrt {
 

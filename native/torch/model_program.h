@@ -13,8 +13,8 @@
 
 #include <ATen/ATen.h>
 
-#include "memfit/config.h"
-#include "memfit/tensor_tree.h"
+#include "memfit/model/config.h"
+#include "memfit/model/tensor_tree.h"
 
 namespace memfit::torchrt {
 

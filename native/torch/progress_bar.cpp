@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "memfit/convert_bytes.h"
+#include "memfit/report/convert_bytes.h"
 
 namespace memfit::torchrt {
 

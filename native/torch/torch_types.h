@@ -8,7 +8,7 @@
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
-#include "memfit/dtype.h"
+#include "memfit/model/dtype.h"
 
 #if TORCH_VERSION_MAJOR >= 2
 #define MEMFIT_TORCH_2 1

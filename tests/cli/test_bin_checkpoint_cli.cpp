@@ -9,7 +9,7 @@
 
 #include "bin_checkpoint.h"
 #include "mapped_file.h"
-#include "memfit/safetensors.h"
+#include "memfit/format/safetensors.h"
 #include "model_source.h"
 #include "support/reference.h"
 #include "support/run_process.h"

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memfit/zip_archive.h"
+#include "memfit/format/zip_archive.h"
 #include "support/mock_hub.h"
 #include "support/reference.h"
 #include "support/run_process.h"

@@ -10,9 +10,9 @@
 
 #include <cmath>
 
-#include "memfit/estimate.h"
-#include "memfit/model.h"
-#include "memfit/model_dims.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/model/model.h"
+#include "memfit/model/model_dims.h"
 #include "support/reference.h"
 
 using namespace memfit;

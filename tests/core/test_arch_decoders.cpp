@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "support/reference.h"
 
 namespace {

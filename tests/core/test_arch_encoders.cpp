@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "support/reference.h"
 
 namespace {

@@ -1,5 +1,5 @@
-// The Llama-shaped decoders (core/arch/llama_like.*): Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE,
-// Gemma, Phi-3, OLMo, StarCoder2 and DeepSeek (remote code).
+// The Llama-shaped decoders (core/model/arch/llama_like.*): Llama, Mistral, Mixtral, Qwen2,
+// Qwen2-MoE, Gemma, Phi-3, OLMo, StarCoder2 and DeepSeek (remote code).
 //
 // Authorities: the published parameter counts of the real checkpoints (model cards, papers, the
 // Hub's safetensors totals), the checkpoints' tensor shapes, and arithmetic from the transformers
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -1,5 +1,5 @@
-// Encoder-decoder and multimodal families: T5, BART, Whisper (core/arch/{t5,bart,whisper}.cpp)
-// and IDEFICS (core/arch/idefics.cpp).
+// Encoder-decoder and multimodal families: T5, BART, Whisper
+// (core/model/arch/{t5,bart,whisper}.cpp) and IDEFICS (core/model/arch/idefics.cpp).
 //
 // Authorities: the published parameter counts of the real checkpoints (model cards, the Hub's
 // safetensors totals), the checkpoints' tensor shapes, and arithmetic from the transformers 4.40
@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "support/reference.h"
 
 using namespace memfit;

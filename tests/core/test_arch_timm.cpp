@@ -1,4 +1,4 @@
-// The timm families (core/arch/timm_*.cpp): ResNet, VisionTransformer, DeiT, ConvNeXt,
+// The timm families (core/model/arch/timm_*.cpp): ResNet, VisionTransformer, DeiT, ConvNeXt,
 // EfficientNet, MobileNetV3 — what `timm.create_model(name, pretrained=False)` builds.
 //
 // Authorities: the parameter counts timm / torchvision publish for these architectures (the same
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -1,7 +1,7 @@
 // accelerate's create_ascii_table, including the quirks of its width arithmetic.
 #include <doctest/doctest.h>
 
-#include "memfit/ascii_table.h"
+#include "memfit/report/ascii_table.h"
 
 using memfit::create_ascii_table;
 using memfit::python_center;

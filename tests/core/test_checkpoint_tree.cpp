@@ -1,11 +1,11 @@
 // Trees from checkpoint headers, their comparison with config trees, quantized counts.
 #include <doctest/doctest.h>
 
-#include "memfit/checkpoint_tree.h"
-#include "memfit/estimate.h"
-#include "memfit/largest_layer.h"
-#include "memfit/module_sizes.h"
-#include "memfit/safetensors.h"
+#include "memfit/format/safetensors.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/memory/largest_layer.h"
+#include "memfit/memory/module_sizes.h"
+#include "memfit/model/checkpoint_tree.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -1,10 +1,10 @@
 // Config reading: aliases, defaults, and one clear error per kind of bad input.
 #include <doctest/doctest.h>
 
-#include "memfit/config.h"
 #include "memfit/error.h"
-#include "memfit/estimate.h"
-#include "memfit/strict_json.h"
+#include "memfit/format/strict_json.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/model/config.h"
 
 #include <cmath>
 #include <limits>

@@ -1,7 +1,7 @@
 // Python's round(x, 2) and repr, as accelerate's convert_bytes prints them.
 #include <doctest/doctest.h>
 
-#include "memfit/convert_bytes.h"
+#include "memfit/report/convert_bytes.h"
 
 using memfit::convert_bytes;
 using memfit::python_round2_repr;

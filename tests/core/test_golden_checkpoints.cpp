@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -1,5 +1,5 @@
 // Inference totals, the inverse solver, the GPU catalogue and api::inference
-// (core/include/memfit/will_it_run.h, fit.h, gpu_catalog.h, api.h).
+// (core/include/memfit/memory/{will_it_run,gpu_fit,gpu_catalog}.h, api/api.h).
 //
 // The solver's contract is checked by round trip: what it returns fits, and one more token or
 // one more sequence does not. Where an engine's activations do not depend on the context
@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memfit/api.h"
-#include "memfit/gpu_catalog.h"
-#include "memfit/quantization.h"
-#include "memfit/will_it_run.h"
+#include "memfit/api/api.h"
+#include "memfit/memory/gpu_catalog.h"
+#include "memfit/memory/quantization.h"
+#include "memfit/memory/will_it_run.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -1,4 +1,4 @@
-// KV cache per attention type and engine (core/include/memfit/kv_cache.h).
+// KV cache per attention type and engine (core/include/memfit/memory/kv_cache.h).
 //
 // Every expected value is hand-computed in a comment from the engines' own allocation code:
 //   transformers  cache_utils.py: DynamicLayer holds every token; StaticSlidingWindowLayer
@@ -14,9 +14,9 @@
 
 #include <string>
 
-#include "memfit/config.h"
 #include "memfit/error.h"
-#include "memfit/kv_cache.h"
+#include "memfit/memory/kv_cache.h"
+#include "memfit/model/config.h"
 #include "support/reference.h"
 
 using namespace memfit;

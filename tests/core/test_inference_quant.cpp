@@ -1,4 +1,4 @@
-// Quantized weights from quantization_config (core/include/memfit/quantization.h).
+// Quantized weights from quantization_config (core/include/memfit/memory/quantization.h).
 //
 // Per-layer sizes are hand-computed from the libraries' tensor layouts:
 //   AutoGPTQ QuantLinear: qweight int32 [in/32·bits, out], qzeros int32 [⌈in/g⌉, out/32·bits],
@@ -15,9 +15,9 @@
 
 #include <string>
 
-#include "memfit/config.h"
-#include "memfit/estimate.h"
-#include "memfit/quantization.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/memory/quantization.h"
+#include "memfit/model/config.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "memfit/json_dump.h"
+#include "memfit/format/json_dump.h"
 
 namespace {
 

@@ -1,11 +1,11 @@
-// The Model value (core/include/memfit/model.h): the config is parsed once, and everything that
-// follows — estimate, will-it-run, the planner — takes the model without parsing it again.
+// The Model value (core/include/memfit/model/model.h): the config is parsed once, and everything
+// that follows — estimate, will-it-run, the planner — takes the model without parsing it again.
 #include <doctest/doctest.h>
 
-#include "memfit/estimate.h"
-#include "memfit/model.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/memory/will_it_run.h"
+#include "memfit/model/model.h"
 #include "memfit/plan/plan.h"
-#include "memfit/will_it_run.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -2,11 +2,11 @@
 // following accelerate's compute_module_sizes / get_max_layer_size).
 #include <doctest/doctest.h>
 
-#include "memfit/estimate.h"
-#include "memfit/largest_layer.h"
-#include "memfit/module_sizes.h"
-#include "memfit/nn_layers.h"
-#include "memfit/tree_builder.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/memory/largest_layer.h"
+#include "memfit/memory/module_sizes.h"
+#include "memfit/model/nn_layers.h"
+#include "memfit/model/tree_builder.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-#include "memfit/parse_double.h"
+#include "memfit/format/parse_double.h"
 
 namespace {
 

@@ -4,10 +4,10 @@
 
 #include <map>
 
-#include "memfit/nn_layers.h"
+#include "memfit/model/nn_layers.h"
+#include "memfit/model/tree_builder.h"
 #include "memfit/plan/device.h"
 #include "memfit/plan/infer_device_map.h"
-#include "memfit/tree_builder.h"
 
 using namespace memfit;
 using namespace memfit::plan;

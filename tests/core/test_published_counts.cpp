@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -13,7 +13,7 @@
 #include <regex>
 #include <set>
 
-#include "memfit/model.h"
+#include "memfit/model/model.h"
 #include "support/parity.h"
 #include "support/reference.h"
 

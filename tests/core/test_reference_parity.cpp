@@ -17,7 +17,7 @@
 #include <map>
 #include <sstream>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "support/parity.h"
 #include "support/reference.h"
 

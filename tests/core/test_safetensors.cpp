@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "memfit/safetensors.h"
+#include "memfit/format/safetensors.h"
 #include "support/reference.h"
 
 using namespace memfit;

@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "memfit/error.h"
-#include "memfit/nn_layers.h"
-#include "memfit/tree_builder.h"
+#include "memfit/model/nn_layers.h"
+#include "memfit/model/tree_builder.h"
 
 using namespace memfit;
 

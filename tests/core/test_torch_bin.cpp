@@ -1,11 +1,11 @@
-// torch.save checkpoints (memfit/torch_bin.h): zip + restricted pickle → absolute byte ranges.
-// The golden tiny-gpt2 .bin files must give the very bytes of the golden model.safetensors.
+// torch.save checkpoints (memfit/format/torch_bin.h): zip + restricted pickle → absolute byte
+// ranges. The golden tiny-gpt2 .bin files must give the very bytes of the golden model.safetensors.
 #include <doctest/doctest.h>
 
 #include <map>
 
-#include "memfit/safetensors.h"
-#include "memfit/torch_bin.h"
+#include "memfit/format/safetensors.h"
+#include "memfit/format/torch_bin.h"
 #include "support/reference.h"
 #include "support/torch_bin_builder.h"
 

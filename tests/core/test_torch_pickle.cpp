@@ -1,11 +1,11 @@
-// The restricted unpickler (memfit/torch_pickle.h): the golden torch.save pickle, the protocol
-// 2–5 opcodes it accepts, and one hostile byte literal per error code.
+// The restricted unpickler (memfit/format/torch_pickle.h): the golden torch.save pickle, the
+// protocol 2–5 opcodes it accepts, and one hostile byte literal per error code.
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "memfit/torch_pickle.h"
-#include "memfit/zip_archive.h"
+#include "memfit/format/torch_pickle.h"
+#include "memfit/format/zip_archive.h"
 #include "support/reference.h"
 #include "support/torch_bin_builder.h"
 

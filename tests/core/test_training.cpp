@@ -1,4 +1,4 @@
-// Training memory (core/include/memfit/training.h, lora.h).
+// Training memory (core/include/memfit/memory/training.h, lora.h).
 //
 // Authorities:
 //   PEFT's own print_trainable_parameters() output for public models (its README, docs and
@@ -14,10 +14,10 @@
 
 #include <string>
 
-#include "memfit/estimate.h"
-#include "memfit/model_dims.h"
-#include "memfit/training.h"
-#include "memfit/tree_builder.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/memory/training.h"
+#include "memfit/model/model_dims.h"
+#include "memfit/model/tree_builder.h"
 #include "support/reference.h"
 
 using namespace memfit;

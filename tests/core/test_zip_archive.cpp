@@ -1,10 +1,10 @@
-// The zip directory parser (memfit/zip_archive.h): valid STORED and ZIP64 archives, the golden
-// torch.save archive, and one hand-broken archive per error code.
+// The zip directory parser (memfit/format/zip_archive.h): valid STORED and ZIP64 archives, the
+// golden torch.save archive, and one hand-broken archive per error code.
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
 
-#include "memfit/zip_archive.h"
+#include "memfit/format/zip_archive.h"
 #include "support/reference.h"
 #include "support/torch_bin_builder.h"
 

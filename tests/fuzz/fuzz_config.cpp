@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 64 * 1024) return 0;  // configs are small; larger inputs only slow the fuzzer

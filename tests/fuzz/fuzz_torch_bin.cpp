@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "memfit/torch_bin.h"
-#include "memfit/torch_pickle.h"
+#include "memfit/format/torch_bin.h"
+#include "memfit/format/torch_pickle.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "memfit/zip_archive.h"
+#include "memfit/format/zip_archive.h"
 
 namespace memfit::test {
 

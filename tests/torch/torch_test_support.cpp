@@ -3,7 +3,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "memfit/config.h"
+#include "memfit/model/config.h"
 #include "support/reference.h"
 
 namespace memfit::test {

@@ -1,4 +1,4 @@
-// The ES module the page loads, under node: every function of core/include/memfit/api.h through
+// The ES module the page loads, under node: every function of core/include/memfit/api/api.h through
 // embind — strings in, strings out, errors as {"error": {code, message}}, never a throw.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 // @ts-check
 // The typed, lazy client of the WASM worker (worker.js). Nothing is loaded until the first call;
 // then one Worker holds one instance of the module for the whole page (the main page and every
-// <memfit-estimate> element share it). Each function mirrors core/include/memfit/api.h and
+// <memfit-estimate> element share it). Each function mirrors core/include/memfit/api/api.h and
 // resolves with the parsed JSON reply — a result, or {error: {code, message}} (see docs/api.md).
 // Only a failure of the module itself (it cannot load) rejects.
 

@@ -24,7 +24,7 @@ enum class ErrorCode {
   kInvalidArgument,    // bad API/CLI argument (unknown dtype, …)
   kInternal,
 
-  // safetensors headers (one per failure mode; see core/include/memfit/safetensors.h)
+  // safetensors headers (one per failure mode; see core/include/memfit/format/safetensors.h)
   kSafetensorsHeaderTooSmall,     // fewer than 8 bytes for the length prefix
   kSafetensorsHeaderTooLarge,     // length prefix > 100,000,000
   kSafetensorsHeaderTruncated,    // fewer header bytes than the prefix announces
@@ -52,7 +52,7 @@ enum class ErrorCode {
   kIndexTensorNotListed,          // a shard holds a tensor weight_map does not list
   kIndexTotalSizeMismatch,        // metadata.total_size differs from the sum of tensor bytes
 
-  // zip archives (PyTorch .bin checkpoints; see core/include/memfit/zip_archive.h)
+  // zip archives (PyTorch .bin checkpoints; see core/include/memfit/format/zip_archive.h)
   kZipTooSmall,                   // smaller than an End Of Central Directory record (22 bytes)
   kZipNoEndOfCentralDirectory,    // no EOCD signature in the last 64 KiB + 22 bytes
   kZipMultiDisk,                  // a split (multi-disk) archive
@@ -71,7 +71,7 @@ enum class ErrorCode {
   kZipCrcMismatch,                // an entry read whole does not match its CRC-32
   kZipReadFailed,                 // the byte source returned fewer bytes than asked
 
-  // restricted unpickler (torch.save's data.pkl; see core/include/memfit/torch_pickle.h)
+  // restricted unpickler (torch.save's data.pkl; see core/include/memfit/format/torch_pickle.h)
   kPickleTruncated,               // the input ends inside an opcode, or before STOP
   kPickleUnsupportedOpcode,       // an opcode outside the supported set
   kPickleUnsupportedProtocol,     // PROTO > 5
@@ -85,7 +85,7 @@ enum class ErrorCode {
   kPickleInvalidResult,           // STOP with anything but one dict of name → tensor
   kPickleDuplicateName,           // a tensor name set twice in the state dict
 
-  // torch.save checkpoints (.bin; see core/include/memfit/torch_bin.h)
+  // torch.save checkpoints (.bin; see core/include/memfit/format/torch_bin.h)
   kTorchBinNotZip,                // not a zip archive (e.g. the legacy pre-1.6 torch.save format)
   kTorchBinNoDataPkl,             // no `<stem>/data.pkl`, or more than one
   kTorchBinMissingStorage,        // a storage key without its `<stem>/data/<key>` entry

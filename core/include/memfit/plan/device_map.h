@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "memfit/error.h"
+#include "memfit/model/tensor_tree.h"
 #include "memfit/plan/device.h"
-#include "memfit/tensor_tree.h"
 
 namespace memfit::plan {
 

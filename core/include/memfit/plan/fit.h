@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "memfit/error.h"
-#include "memfit/largest_layer.h"
+#include "memfit/memory/largest_layer.h"
+#include "memfit/model/tensor_tree.h"
 #include "memfit/plan/device.h"
 #include "memfit/plan/device_map.h"
 #include "memfit/plan/infer_device_map.h"
-#include "memfit/tensor_tree.h"
 
 namespace memfit::plan {
 

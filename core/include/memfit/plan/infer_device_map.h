@@ -7,13 +7,13 @@
 #include <map>
 #include <vector>
 
-#include "memfit/dtype.h"
 #include "memfit/error.h"
-#include "memfit/module_sizes.h"
+#include "memfit/memory/module_sizes.h"
+#include "memfit/model/dtype.h"
+#include "memfit/model/tensor_tree.h"
 #include "memfit/plan/device.h"
 #include "memfit/plan/device_map.h"
 #include "memfit/plan/strategy.h"
-#include "memfit/tensor_tree.h"
 
 namespace memfit::plan {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memfit/estimate.h"
+#include "memfit/memory/estimate.h"
 #include "memfit/plan/device.h"
 #include "memfit/plan/device_map.h"
 #include "memfit/plan/fit.h"

@@ -1,0 +1,27 @@
+// Shared by the api_*.cpp files: the model fields every request carries, and error replies.
+#pragma once
+
+#include <string>
+
+#include "memfit/error.h"
+#include "memfit/format/json_dump.h"
+#include "memfit/memory/estimate.h"
+#include "memfit/model/config.h"
+
+namespace memfit::api {
+
+// Parses the request text (strict JSON, an object); throws Error(kInvalidArgument) otherwise.
+Json parse_request(const std::string& request_json);
+// config/name/library/mode/class/checkpoint/source/dtypes of a request (see docs/api.md).
+EstimateRequest model_request(const Json& request);
+// {"error": {"code", "message"}} as text.
+std::string error_reply(const Error& e);
+
+// Runs fn(request) → Json, turning any failure into an error reply.
+template <typename Fn>
+std::string respond(const std::string& request_json, Fn&& fn) {
+  Result<std::string> r = capture([&]() -> std::string { return dump_json(fn(parse_request(request_json))); });
+  return r.ok() ? r.value() : error_reply(r.error());
+}
+
+}  // namespace memfit::api

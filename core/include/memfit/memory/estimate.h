@@ -1,0 +1,57 @@
+// memfit/memory/estimate.h — config.json in, memory report out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "memfit/error.h"
+#include "memfit/model/checkpoint_tree.h"
+#include "memfit/model/estimate_request.h"
+#include "memfit/model/model.h"
+#include "memfit/model/tensor_tree.h"
+
+namespace memfit {
+
+struct TrainingPart {
+  std::string name;  // "weights", "gradients", "fp32 master weights", "adam moments"
+  double bytes = 0;
+};
+
+struct ReportRow {
+  std::string dtype;
+  double largest_layer_bytes = 0;
+  double total_bytes = 0;
+  std::optional<double> training_bytes;  // nullopt: N/A
+  std::vector<TrainingPart> training_parts;  // memfit mode only
+  std::string largest_layer, total, training;  // formatted as accelerate does
+};
+
+struct Report {
+  std::string name;
+  std::string library;
+  std::string model_type;
+  std::string model_class;
+  Mode mode = Mode::kMemfit;
+  std::uint64_t parameters = 0;
+  double buffers_bytes = 0;
+  std::vector<ReportRow> rows;
+  std::vector<std::string> largest_layer_names;
+  std::vector<std::pair<std::string, double>> module_sizes;  // float32 bytes, first-seen order
+  std::vector<std::string> notes;  // what the mode did that a user should know
+  std::string source = "config";   // "config" or "checkpoint"
+  double stored_bytes = 0;         // checkpoint source: bytes of the tensors as stored
+  std::string checkpoint_format;   // checkpoint source: EstimateRequest::checkpoint_format
+  std::optional<TreeComparison> comparison;  // config vs checkpoint, when both are known
+};
+
+Result<Report> estimate(const Model& model);
+// build_model() then estimate(): for callers that need nothing else of the model.
+Result<Report> estimate(const EstimateRequest& req);
+
+// accelerate's table for a report (compat or not: the same layout).
+std::string render_table(const Report& report);
+std::string mode_name(Mode m);
+
+}  // namespace memfit

@@ -1,0 +1,84 @@
+// memfit/memory/kv_cache.h — the KV cache of a generative model, layer by layer, from its config,
+// as each inference engine allocates it.
+//
+// The layout (which layers attend fully, which through a sliding window, how many key/value
+// heads and of what width, MLA's compressed cache, encoder-decoder cross-attention) comes from
+// config keys alone, in transformers' own order of precedence (docs/memory-model.md):
+//   layer_types → sliding_window_pattern (or cache_implementation "hybrid", pattern 2) →
+//   use_sliding_window: false → use_sliding_window + max_window_layers → sliding_window (all).
+// The engine then decides how many tokens a layer holds (transformers caps windowed layers at
+// the window, vLLM at window − 1 + max_num_batched_tokens in blocks of 16, llama.cpp at
+// window + n_ubatch padded to 256) and in what format (MLA: vLLM and llama.cpp cache the latent,
+// transformers the decompressed per-head K and V).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memfit/model/config.h"
+
+namespace memfit {
+
+enum class Engine : std::uint8_t { kTransformers, kVllm, kLlamaCpp };
+std::optional<Engine> engine_from_name(std::string_view name);  // "transformers", "vllm", "llama.cpp"
+std::string_view engine_name(Engine engine);
+
+enum class KvDtype : std::uint8_t { kF32, kF16, kBF16, kF8, kI8 };
+// "float32", "float16"/"fp16", "bfloat16"/"bf16", "float8"/"fp8", "int8"/"q8_0".
+std::optional<KvDtype> kv_dtype_from_name(std::string_view name);
+std::string_view kv_dtype_name(KvDtype dtype);
+// Bytes one cached element takes under an engine: llama.cpp stores int8 as q8_0 (34 bytes per
+// 32 values: 32 int8 + one fp16 scale).
+double kv_element_bytes(KvDtype dtype, Engine engine);
+
+struct AttentionLayer {
+  bool sliding = false;
+  std::int64_t window = 0;  // sliding: tokens in the window
+  std::int64_t kv_heads = 0;
+};
+
+struct AttentionLayout {
+  std::vector<AttentionLayer> layers;  // decoder self-attention layers, in order
+  std::int64_t k_head_dim = 0, v_head_dim = 0;
+  // MLA (DeepSeek-V2/V3): the latent a token leaves in each layer, kv_lora_rank + qk_rope_head_dim.
+  bool mla = false;
+  std::int64_t mla_latent = 0;
+  // Encoder-decoder: one cross-attention per decoder layer over the encoder's output.
+  std::int64_t cross_layers = 0, cross_kv_heads = 0, cross_head_dim = 0;
+  std::int64_t default_encoder_length = 0;  // max_source_positions (Whisper: 1500), else 0
+  std::string window_rule;  // the config key that decided which layers are windowed ("" = none)
+
+  int sliding_layers() const;
+  int full_layers() const { return static_cast<int>(layers.size()) - sliding_layers(); }
+};
+
+// Throws Error(kMissingKey / kInvalidValue) naming the key.
+AttentionLayout attention_layout(const Config& config);
+
+struct KvOptions {
+  Engine engine = Engine::kTransformers;
+  KvDtype dtype = KvDtype::kBF16;
+  std::int64_t context = 0;         // tokens per sequence
+  std::int64_t batch = 1;           // sequences
+  std::int64_t encoder_length = 0;  // encoder-decoder: encoder tokens (0: the layout's default, else context)
+  // Engine parameters, at the engines' defaults (docs/memory-model.md).
+  std::int64_t vllm_block_size = 16;
+  std::int64_t vllm_max_num_batched_tokens = 2048;  // `vllm serve` on GPUs under 70 GiB
+  std::int64_t llamacpp_ubatch = 512;
+  std::int64_t llamacpp_pad = 256;
+};
+
+struct KvCache {
+  double bytes_per_token = 0;  // one sequence, all layers, K and V, before any window cap
+  double self_bytes = 0;       // the decoder's own cache, all sequences
+  double cross_bytes = 0;      // encoder-decoder cross-attention cache, all sequences
+  std::int64_t encoder_length = 0;
+  double total() const { return self_bytes + cross_bytes; }
+};
+
+KvCache kv_cache(const AttentionLayout& layout, const KvOptions& options);
+
+}  // namespace memfit

@@ -1,0 +1,70 @@
+// memfit/memory/quantization.h — weight bytes of a quantized model when only its config is known.
+//
+// Each scheme is sized as its library lays the tensors out (docs/memory-model.md has the
+// sources): per quantized Linear [out, in] —
+//   GPTQ   qweight int32 [in·bits/32, out], qzeros int32 [in/g, out·bits/32],
+//          scales fp16 [in/g, out], g_idx int32 [in]                          (AutoGPTQ)
+//   AWQ    qweight int32 [in, out·bits/32], qzeros int32 [in/g, out·bits/32],
+//          scales fp16 [in/g, out]                                            (AutoAWQ, GEMM)
+//   bnb 4-bit  packed uint8 [(n+1)/2], absmax fp32 per 64-element block, quant_map 16 fp32;
+//          double quant: absmax as uint8 + fp32 absmax per 256 blocks + 256-entry code + offset
+//   bnb 8-bit  int8 [out, in] + SCB fp32 [out]                                (LLM.int8)
+//   fp8    e4m3 [out, in] + weight_scale_inv fp32 per block (weight_block_size) or per tensor
+//   MXFP4  4-bit blocks + one E8M0 scale byte per 32 values                  (gpt-oss)
+//   GGUF q8_0 / q4_0  blocks of 32 values with one fp16 scale: 34 / 18 bytes (ggml-common.h
+//          block_q8_0, block_q4_0); llama.cpp quantizes every matrix, embeddings and output too
+// Quantized: Linear / Conv1D layers except the output head and modules_to_not_convert (GPTQ
+// and AWQ: only inside the repeated blocks). Everything else stays at the compute dtype.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memfit/memory/linear_layers.h"
+#include "memfit/model/config.h"
+#include "memfit/model/dtype.h"
+#include "memfit/model/tensor_tree.h"
+
+namespace memfit {
+
+enum class QuantMethod : std::uint8_t { kGptq, kAwq, kBnb4, kBnb8, kFp8, kMxfp4, kGgufQ8_0, kGgufQ4_0 };
+
+struct QuantScheme {
+  QuantMethod method = QuantMethod::kBnb4;
+  int bits = 4;
+  std::int64_t group_size = 128;    // GPTQ/AWQ; -1: one group per input row
+  bool double_quant = false;        // bnb 4-bit: bnb_4bit_use_double_quant
+  std::int64_t bnb_blocksize = 64;
+  std::vector<std::int64_t> fp8_block;  // weight_block_size [out, in]; empty: per-tensor scale
+  std::vector<std::string> skip_modules;  // modules_to_not_convert / llm_int8_skip_modules
+  std::optional<DType> compute_dtype;     // bnb_4bit_compute_dtype, when given
+  std::string describe() const;           // "gptq 4-bit, group 128"
+};
+
+// The scheme of config.json's `quantization_config`; nullopt when there is none. An unknown
+// quant_method throws Error(kInvalidValue) listing the known ones.
+std::optional<QuantScheme> quant_scheme_from_config(const Config& config);
+// `--dtype int8` (bitsandbytes LLM.int8), `int4` / `nf4` (bitsandbytes NF4), `fp4`, `fp8`,
+// `q8_0`, `q4_0` (GGUF); with `gguf`, int8 / int4 mean q8_0 / q4_0 (llama.cpp). Else nullopt.
+std::optional<QuantScheme> quant_scheme_from_dtype_name(const std::string& name, bool gguf = false);
+// QLoRA's base model: NF4 with double quantization (Dettmers et al. 2023).
+QuantScheme qlora_scheme();
+
+bool is_quantized_by(const LinearLayer& layer, const std::string& module_name, const QuantScheme& s);
+// Bytes of one quantized layer's weight and its quantization constants (the bias is not included).
+double quantized_layer_bytes(const LinearLayer& layer, const QuantScheme& s);
+
+struct WeightBytes {
+  double bytes = 0;            // everything the model holds in memory
+  double quantized_bytes = 0;  // of which quantized layers (weights + constants)
+  int quantized_layers = 0;
+};
+
+// Weights (parameters and current-era buffers) with floats at `compute`, quantized layers per
+// the scheme (none when `scheme` is empty).
+WeightBytes weight_bytes(const TensorTree& tree, std::int64_t vocab, DType compute,
+                         const std::optional<QuantScheme>& scheme);
+
+}  // namespace memfit

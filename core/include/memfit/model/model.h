@@ -1,0 +1,53 @@
+// memfit/model/model.h — one model, described once.
+//
+// build_model() reads config.json (and, on memfit's exact path, the checkpoint's headers) once,
+// into one value: the parsed Config, the library, model_type and class, and the tensor tree.
+// Everything after it — estimate, will-it-run, the planner, the JSON API, the loader — takes the
+// Model and never parses the config again.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memfit/error.h"
+#include "memfit/model/checkpoint_tree.h"
+#include "memfit/model/config.h"
+#include "memfit/model/estimate_request.h"
+#include "memfit/model/tensor_tree.h"
+
+namespace memfit {
+
+struct Model {
+  EstimateRequest request;  // what was asked: name, library, mode, class, dtypes, checkpoint
+  Config config{Json::object(), "config.json"};  // parsed once; empty when there was none
+  bool has_config = false;
+  std::string library, model_type;
+  // The tree of the selected class with the buffers of every transformers era (consumers narrow
+  // it with for_era() for their mode), or, on the exact path, the checkpoint's own tree at its
+  // stored dtypes with the config's class names adopted.
+  TensorTree tree;
+  bool from_checkpoint = false;
+  std::optional<TreeComparison> comparison;  // config vs checkpoint, when both are known
+  std::uint64_t parameters = 0;  // unique parameters as the report counts them
+  std::vector<std::string> notes;
+
+  const std::string& class_name() const { return tree.class_name(); }
+};
+
+// Parses, picks the family and class, builds the tree. Errors name the file and key.
+Result<Model> build_model(EstimateRequest request);
+
+// build_model(request)'s tree alone, for callers that need nothing else of the model.
+inline Result<TensorTree> build_tree(EstimateRequest request) {
+  Result<Model> m = build_model(std::move(request));
+  if (!m) return m.error();
+  return std::move(std::move(m).value().tree);
+}
+
+// The same config (not parsed again) built for another mode's class: `plan --compat accelerate
+// --device-map fit` budgets the KV cache of the class that generates, not of AutoModel's.
+Result<Model> rebuild_for_mode(const Model& model, Mode mode);
+
+}  // namespace memfit

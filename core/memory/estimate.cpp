@@ -1,0 +1,221 @@
+#include "memfit/memory/estimate.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "memfit/memory/largest_layer.h"
+#include "memfit/memory/module_sizes.h"
+#include "memfit/model/arch.h"
+#include "memfit/model/config.h"
+#include "memfit/model/model_class.h"
+#include "memfit/report/ascii_table.h"
+#include "memfit/report/convert_bytes.h"
+
+namespace memfit {
+namespace {
+
+const std::vector<std::string> kAccelerateDtypes{"float32", "float16", "int8", "int4"};
+const std::vector<std::string> kMemfitDtypes{"float32", "float16", "bfloat16", "int8", "int4"};
+
+std::vector<std::string> checked_dtypes(const EstimateRequest& req) {
+  const auto& allowed = req.mode == Mode::kAccelerate ? kAccelerateDtypes : kMemfitDtypes;
+  if (req.dtypes.empty()) return allowed;
+  for (const auto& d : req.dtypes)
+    if (std::find(allowed.begin(), allowed.end(), d) == allowed.end())
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("dtype '{}' is not one of: {}", d, fmt::join(allowed, ", ")));
+  return req.dtypes;
+}
+
+DType row_dtype(const std::string& name) {
+  if (name == "int4") return DType::kInt4;
+  return *dtype_from_name(name);
+}
+
+// `python_int`: in accelerate the figure is a Python int (see convert_bytes).
+void format_row(ReportRow& row, bool largest_int = false, bool total_int = false) {
+  row.largest_layer = convert_bytes(row.largest_layer_bytes, largest_int);
+  row.total = convert_bytes(row.total_bytes, total_int);
+  row.training = row.training_bytes ? convert_bytes(*row.training_bytes, total_int) : "N/A";
+}
+
+// accelerate 0.30.1: the float32 figures divided per dtype, training per estimate_training_usage.
+void accelerate_rows(const TensorTree& tree, const std::vector<std::string>& dtypes,
+                     const ModuleSizes& sizes, const LargestLayer& largest, Report& report) {
+  const double total = bits_to_bytes(sizes.total());
+  const double layer = bits_to_bytes(largest.bits);
+  const bool total_int = !sizes.fractional(TreeItem{false, 0});
+  const bool layer_int = largest.names.empty() || !sizes.fractional(tree, largest.names[0]);
+  for (const auto& d : dtypes) {
+    ReportRow row;
+    row.dtype = d;
+    const double div = d == "float16" ? 2 : d == "int8" ? 4 : d == "int4" ? 8 : 1;
+    row.total_bytes = total / div;
+    row.largest_layer_bytes = layer / div;
+    if (d == "float32") row.training_bytes = total * 4;         // model + grads + 2 states, step
+    else if (d == "float16") row.training_bytes = total * 2;    // max(model, 1.5x grads, 2x states)
+    // float32 keeps Python ints; the other rows were divided (true division gives floats), and
+    // float16's training is a max over ints too.
+    const bool f32 = d == "float32";
+    format_row(row, f32 && layer_int, f32 && total_int);
+    if (d == "float16") row.training = convert_bytes(*row.training_bytes, total_int);
+    report.rows.push_back(std::move(row));
+  }
+}
+
+// A row's sizes are linear in its dtype's bits b: floating tensors count b bits per element,
+// the others their own size, so every module and tensor is S(b) = A + B·b. Once two widths are
+// sized, a narrower one is derived exactly (integers) instead of walking the tree again: a
+// 70B model's five rows cost two sizings, not five.
+struct RowSizer {
+  const TensorTree& tree;
+  const std::vector<int>& order;
+  ModuleSizes sized[2];  // the first two widths sized, sized[0] the wider once both are
+  int bits[2] = {0, 0};
+
+  ModuleSizes operator()(const SizeOptions& opt) {
+    const int b = dtype_bits(*opt.dtype);
+    if (b == bits[0]) return sized[0];
+    if (b == bits[1]) return sized[1];
+    if (bits[1] && b < bits[0]) {
+      ModuleSizes out = sized[0];
+      derive(out.module_bits, sized[1].module_bits, b);
+      derive(out.tensor_bits, sized[1].tensor_bits, b);
+      return out;
+    }
+    ModuleSizes s = compute_module_sizes(tree, opt, order);
+    if (!bits[1]) {
+      const int slot = bits[0] ? 1 : 0;
+      sized[slot] = s;
+      bits[slot] = b;
+      if (bits[1] > bits[0]) {
+        std::swap(sized[0], sized[1]);
+        std::swap(bits[0], bits[1]);
+      }
+    }
+    return s;
+  }
+  // x: the wider sizing, becoming width b; narrow: the narrower one.
+  void derive(std::vector<Bits>& x, const std::vector<Bits>& narrow, int b) const {
+    const auto step = static_cast<Bits>(bits[0] - bits[1]), drop = static_cast<Bits>(bits[0] - b);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] -= (x[i] - narrow[i]) / step * drop;
+  }
+};
+
+// memfit: each dtype sized on its own; training is the real mixed-precision sum.
+void memfit_rows(const TensorTree& tree, const std::vector<int>& order,
+                 const std::vector<std::string>& dtypes, double params, Report& report) {
+  RowSizer row_sizes{tree, order};
+  for (const auto& d : dtypes) {
+    SizeOptions opt;
+    opt.include_legacy_buffers = false;
+    opt.bool_as_bit = false;
+    opt.dtype = row_dtype(d);
+    opt.cast_floats = true;
+    const ModuleSizes sizes = row_sizes(opt);
+    const LargestLayer largest = largest_layer(tree, sizes, LayerRule::kComplete);
+    ReportRow row;
+    row.dtype = d;
+    row.total_bytes = bits_to_bytes(sizes.total());
+    row.largest_layer_bytes = bits_to_bytes(largest.bits);
+    if (is_floating(*opt.dtype)) {
+      const double weight_bytes = dtype_bits(*opt.dtype) / 8.0;
+      row.training_parts = {
+          {"weights", row.total_bytes},
+          {"gradients", params * weight_bytes},
+          {"fp32 master weights", *opt.dtype == DType::kF32 ? 0.0 : params * 4},
+          {"adam moments", params * 8},
+      };
+      double sum = 0;
+      for (const auto& p : row.training_parts) sum += p.bytes;
+      row.training_bytes = sum;
+    }
+    format_row(row);
+    report.rows.push_back(std::move(row));
+  }
+}
+
+}  // namespace
+
+std::string mode_name(Mode m) { return m == Mode::kAccelerate ? "accelerate" : "memfit"; }
+
+Result<Report> estimate(const EstimateRequest& req) {
+  Result<Model> model = build_model(req);
+  if (!model) return model.error();
+  return estimate(*model);
+}
+
+Result<Report> estimate(const Model& model) {
+  return capture([&]() -> Report {
+    const EstimateRequest& req = model.request;
+    const std::vector<std::string> dtypes = checked_dtypes(req);
+    const bool compat = req.mode == Mode::kAccelerate;
+    // The config's tree as this mode's transformers allocates it; the checkpoint's tree as is.
+    std::optional<TensorTree> narrowed;
+    if (!model.from_checkpoint) narrowed = for_era(model.tree, compat);
+    const TensorTree& tree = narrowed ? *narrowed : model.tree;
+    Report report;
+    report.name = req.name;
+    report.library = model.library;
+    report.model_type = model.model_type;
+    report.model_class = tree.class_name();
+    report.mode = req.mode;
+    report.parameters = model.parameters;
+    report.notes = model.notes;
+    report.comparison = model.comparison;
+    const std::vector<int> order = tree.named_module_tensors();  // shared by every sizing
+    if (model.from_checkpoint) {
+      report.source = "checkpoint";
+      report.checkpoint_format = req.checkpoint_format;
+      SizeOptions stored;
+      stored.bool_as_bit = false;
+      report.stored_bytes = bits_to_bytes(compute_module_sizes(tree, stored, order).total());
+    }
+
+    SizeOptions f32;
+    f32.include_legacy_buffers = compat;
+    f32.bool_as_bit = compat;
+    const ModuleSizes sizes = compute_module_sizes(tree, f32, order);
+    const LargestLayer largest =
+        largest_layer(tree, sizes, compat ? LayerRule::kAccelerate : LayerRule::kComplete);
+    report.largest_layer_names = largest.names;
+    report.module_sizes.reserve(sizes.order.size());
+    for (const TreeItem& item : sizes.order)
+      report.module_sizes.emplace_back(item.name(tree), bits_to_bytes(sizes.at(item)));
+    Bits buffer_bits = 0, legacy_bits = 0;
+    int legacy_count = 0;
+    for (const auto& t : tree.tensors) {
+      if (t.kind != TensorKind::kBuffer) continue;
+      if (counted(t, f32)) buffer_bits += tensor_bits(t, f32);
+      if (t.era == BufferEra::kLegacyOnly) {
+        ++legacy_count;
+        SizeOptions all = f32;
+        all.include_legacy_buffers = true;
+        legacy_bits += tensor_bits(t, all);
+      }
+    }
+    report.buffers_bytes = bits_to_bytes(buffer_bits);
+
+    if (compat) {
+      accelerate_rows(tree, dtypes, sizes, largest, report);
+    } else {
+      memfit_rows(tree, order, dtypes, static_cast<double>(report.parameters), report);
+      if (legacy_count > 0)
+        report.notes.push_back(fmt::format(
+            "{} buffers that only transformers 4.40 allocates (rotary caches, causal masks; {}) "
+            "are not counted; --compat accelerate counts them",
+            legacy_count, convert_bytes(bits_to_bytes(legacy_bits))));
+    }
+    return report;
+  });
+}
+
+std::string render_table(const Report& report) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : report.rows) rows.push_back({r.dtype, r.largest_layer, r.total, r.training});
+  return create_ascii_table({"dtype", "Largest Layer", "Total Size", "Training using Adam"}, rows,
+                            fmt::format("Memory Usage for loading `{}`", report.name));
+}
+
+}  // namespace memfit

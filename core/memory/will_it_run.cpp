@@ -1,0 +1,256 @@
+#include "memfit/memory/will_it_run.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "memfit/memory/quantization.h"
+#include "memfit/model/model_dims.h"
+
+namespace memfit {
+namespace {
+
+KvDtype kv_dtype_for(DType compute) {
+  switch (compute) {
+    case DType::kF32: return KvDtype::kF32;
+    case DType::kF16: return KvDtype::kF16;
+    default: return KvDtype::kBF16;
+  }
+}
+
+std::optional<DType> config_dtype(const Config& c) {
+  auto name = c.string_opt({"torch_dtype", "dtype"});
+  if (!name) return std::nullopt;
+  auto dt = dtype_from_name(*name);
+  if (!dt || !is_floating(*dt)) return std::nullopt;
+  return dt;
+}
+
+bool generation_class(const std::string& cls) {
+  for (const char* p : {"CausalLM", "LMHead", "ConditionalGeneration", "Seq2SeqLM"})
+    if (cls.find(p) != std::string::npos) return true;
+  return false;
+}
+
+struct WeightsPlan {
+  DType compute = DType::kF32;
+  std::optional<QuantScheme> quant;
+  std::string source;
+};
+
+// The compute dtype and quantization: --dtype, else the checkpoint as stored, else the config's
+// quantization_config and torch_dtype.
+WeightsPlan plan_weights(const Config& config, const RunOptions& o, bool from_checkpoint) {
+  WeightsPlan w;
+  w.compute = config_dtype(config).value_or(DType::kF32);
+  if (!o.dtype.empty()) {
+    w.source = "--dtype";
+    if ((w.quant = quant_scheme_from_dtype_name(o.dtype, o.engine == Engine::kLlamaCpp))) {
+      if (w.compute == DType::kF32) w.compute = DType::kF16;  // transformers' default when quantizing
+      return w;
+    }
+    auto dt = dtype_from_name(o.dtype);
+    if (!dt || !is_floating(*dt))
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("--dtype '{}' is not one of float32, float16, bfloat16, int8, int4, nf4, "
+                              "fp4, fp8, q8_0, q4_0", o.dtype));
+    w.compute = *dt;
+  } else if (from_checkpoint) {
+    w.source = "checkpoint";
+  } else if ((w.quant = quant_scheme_from_config(config))) {
+    w.source = "quantization_config";
+    if (w.quant->compute_dtype && is_floating(*w.quant->compute_dtype) && !config_dtype(config))
+      w.compute = *w.quant->compute_dtype;
+    if (w.compute == DType::kF32) w.compute = DType::kF16;
+  } else {
+    w.source = "config";
+  }
+  return w;
+}
+
+void check_ranges(std::int64_t context, const RunOptions& o) {
+  if (context < 1 || context > kMaxSolvedContext)
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("--context must be between 1 and {}, got {}", kMaxSolvedContext, context));
+  if (o.batch < 1 || o.batch > kMaxSolvedBatch)
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("--batch must be between 1 and {}, got {}", kMaxSolvedBatch, o.batch));
+  if (o.overhead_bytes < 0) throw Error(ErrorCode::kInvalidArgument, "--overhead must not be negative");
+}
+
+KvDtype resolve_kv_dtype(const RunOptions& o, DType compute) {
+  if (o.kv_dtype.empty()) return kv_dtype_for(compute);
+  auto k = kv_dtype_from_name(o.kv_dtype);
+  if (!k)
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("--kv-dtype '{}' is not one of float32, float16, bfloat16, float8, int8", o.kv_dtype));
+  return *k;
+}
+
+std::string_view window_policy(Engine e) {
+  switch (e) {
+    case Engine::kTransformers: return "transformers keeps min(window, context) tokens there";
+    case Engine::kVllm:
+      return "vLLM's hybrid KV cache manager keeps window − 1 + max_num_batched_tokens (2048) tokens "
+             "there, in blocks of 16, plus one block (with the hybrid manager disabled, vLLM charges "
+             "them at full length)";
+    case Engine::kLlamaCpp: return "llama.cpp's SWA cache holds window + n_ubatch (512) cells, padded to 256";
+  }
+  return "";
+}
+
+void layout_notes(const AttentionLayout& L, Engine engine, std::int64_t encoder_length,
+                  std::vector<std::string>& notes) {
+  for (const auto& l : L.layers) {
+    if (!l.sliding) continue;
+    notes.push_back(fmt::format("{} of {} layers attend through a sliding window of {} tokens (from '{}'); {}",
+                                L.sliding_layers(), L.layers.size(), l.window, L.window_rule,
+                                window_policy(engine)));
+    break;
+  }
+  if (L.mla)
+    notes.push_back(engine == Engine::kTransformers
+                        ? fmt::format("MLA: transformers caches the decompressed per-head K ({}) and V ({}); "
+                                      "vLLM and llama.cpp cache the {}-wide latent",
+                                      L.k_head_dim, L.v_head_dim, L.mla_latent)
+                        : fmt::format("MLA: the compressed latent (kv_lora_rank + qk_rope_head_dim = {}) is "
+                                      "cached once per token and layer", L.mla_latent));
+  if (L.cross_layers > 0)
+    notes.push_back(fmt::format("cross-attention caches K and V of {} encoder tokens in each of {} decoder layers",
+                                encoder_length, L.cross_layers));
+}
+
+// Total inference bytes as a function of (context, batch): weights and overhead fixed, KV cache
+// and activations recomputed.
+MemoryFunction inference_memory(const RunReport& r, const std::optional<ModelDims>& dims, const KvOptions& ko,
+                                const ActivationOptions& ao) {
+  const double fixed = r.inference.weights_bytes + r.inference.overhead_bytes;
+  const bool gen = r.generative;
+  const AttentionLayout layout = r.layout;
+  return [=](std::int64_t c, std::int64_t b) {
+    KvOptions k = ko;
+    k.context = c;
+    k.batch = b;
+    ActivationOptions a = ao;
+    a.context = c;
+    a.batch = b;
+    return fixed + (gen ? kv_cache(layout, k).total() : 0.0) + (dims ? inference_activations(*dims, a).bytes : 0.0);
+  };
+}
+
+// Total training bytes as a function of (sequence length, micro-batch).
+MemoryFunction training_memory(const TrainingEstimate& t, const TrainingOptions& to, const ModelDims& dims,
+                               double element_bytes) {
+  const double fixed = t.total_bytes() - t.activation_bytes + t.dequant_workspace_bytes;
+  return [=](std::int64_t s, std::int64_t b) {
+    return fixed + training_activations(dims, s, b, element_bytes, to.attention, to.grad_checkpointing).bytes;
+  };
+}
+
+}  // namespace
+
+Result<RunReport> will_it_run(const EstimateRequest& req, const RunOptions& o) {
+  Result<Model> model = build_model(req);
+  if (!model) return model.error();
+  return will_it_run(*model, o);
+}
+
+Result<RunReport> will_it_run(const Model& model, const RunOptions& o) {
+  return capture([&]() -> RunReport {
+    RunReport r;
+    r.notes = model.notes;
+    const TensorTree& tree = model.tree;
+    const Config& config = model.config;
+    const bool from_checkpoint = model.from_checkpoint;
+
+    std::optional<ModelDims> dims;
+    if (model.has_config && config.has("model_type")) {
+      try {
+        dims = read_model_dims(config, tree);
+      } catch (const Error& e) {
+        if (generation_class(tree.class_name())) throw;
+        r.notes.push_back("activations not estimated (" + e.message() + ")");
+      }
+    } else {
+      r.notes.push_back("not a transformers config: activations and KV cache not estimated");
+    }
+    r.generative = dims && dims->generative;
+    r.transformer = dims.has_value();
+
+    const WeightsPlan w = plan_weights(config, o, from_checkpoint);
+    r.weights_source = w.source;
+    if (w.quant) r.quantization = w.quant->describe();
+    r.model_max_context = dims ? dims->max_positions : 0;
+    const std::int64_t context =
+        o.context ? *o.context
+                  : (r.model_max_context > 0 ? std::min(kDefaultContext, r.model_max_context) : kDefaultContext);
+    check_ranges(context, o);
+    const KvDtype kv_dtype = resolve_kv_dtype(o, w.compute);
+
+    InferenceEstimate& inf = r.inference;
+    inf.engine = o.engine;
+    inf.dtype = std::string(torch_name(w.compute));
+    inf.kv_dtype = std::string(kv_dtype_name(kv_dtype));
+    inf.attention = std::string(attention_impl_name(o.attention));
+    inf.context = context;
+    inf.batch = o.batch;
+    inf.weights_bytes = weight_bytes(tree, dims ? dims->vocab : 0, w.compute, w.quant).bytes;
+    inf.overhead_bytes = o.overhead_bytes;
+    KvOptions ko;
+    ko.engine = o.engine;
+    ko.dtype = kv_dtype;
+    ko.context = context;
+    ko.batch = o.batch;
+    ko.encoder_length = o.encoder_length;
+    if (r.generative) {
+      r.layout = attention_layout(config);
+      inf.kv = kv_cache(r.layout, ko);
+      layout_notes(r.layout, o.engine, inf.kv.encoder_length, r.notes);
+    } else if (dims) {
+      r.notes.push_back(fmt::format("{} does not generate: no KV cache", tree.class_name()));
+    }
+    ActivationOptions ao;
+    ao.engine = o.engine;
+    ao.attention = o.attention;
+    ao.element_bytes = dtype_bits(w.compute) / 8.0;
+    ao.context = context;
+    ao.batch = o.batch;
+    ao.encoder_length = inf.kv.encoder_length > 0 ? inf.kv.encoder_length : o.encoder_length;
+    if (dims) inf.activations = inference_activations(*dims, ao);
+    if (r.model_max_context > 0 && context > r.model_max_context)
+      r.notes.push_back(fmt::format("context {} exceeds the model's {} positions", context, r.model_max_context));
+
+    if (o.train) {
+      if (!dims) throw Error(ErrorCode::kInvalidArgument, "--train needs a transformers config.json");
+      TrainingOptions t = *o.train;
+      t.sequence_length = context;
+      t.batch = o.batch;
+      t.compute = w.compute;
+      t.attention = o.attention;
+      t.overhead_bytes = o.overhead_bytes;
+      r.training = estimate_training(tree, *dims, t, w.quant);
+      r.training_options = t;
+    }
+
+    if (o.vram_bytes || !o.gpu.empty()) {
+      const GpuSpec* gpu = o.gpu.empty() ? nullptr : &find_gpu(o.gpu);
+      const double vram = o.vram_bytes ? *o.vram_bytes : gpu->memory_bytes;
+      const bool vllm = !r.training && o.engine == Engine::kVllm;
+      const MemoryFunction total = r.training
+                                       ? training_memory(*r.training, *r.training_options, *dims, ao.element_bytes)
+                                       : inference_memory(r, dims, ko, ao);
+      FitReport fit = solve_fit(total, vram, vllm ? vram * o.gpu_memory_utilization : vram, context, o.batch,
+                                o.overhead_bytes);
+      fit.gpu = gpu;
+      if (gpu && dims && !r.training)
+        fit.roofline = roofline(*gpu, std::max<std::int64_t>(1, fit.gpus_needed), inf.weights_bytes, inf.kv.total(),
+                                active_parameters(tree, *dims), context, o.batch,
+                                4.0 * static_cast<double>(dims->layers * dims->heads * dims->head_dim));
+      if (gpu && !gpu->bf16) r.notes.push_back(std::string(gpu->name) + " has no bfloat16: its float16 throughput is used");
+      r.fit = fit;
+    }
+    return r;
+  });
+}
+
+}  // namespace memfit

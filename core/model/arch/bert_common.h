@@ -1,0 +1,63 @@
+// The BERT encoder as transformers 4.40 writes it (models/bert/modeling_bert.py), shared by the
+// families that copy it module for module: BERT, RoBERTa and XLM-RoBERTa ("Copied from
+// transformers.models.bert..." with the class prefix replaced). Only the class names differ.
+// Modules without tensors, as 4.40 (and current transformers) register them: the embeddings'
+// dropout after LayerNorm; the self-attention's dropout after value (before a relative
+// distance_embedding); each output's dropout after its LayerNorm; the intermediate's
+// intermediate_act_fn; the pooler's activation (Tanh); the heads' dropouts before classifiers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common.h"
+#include "memfit/model/arch.h"
+
+namespace memfit::arch::bert {
+
+// The configuration class defaults that differ between BertConfig, RobertaConfig and
+// XLMRobertaConfig (everything else is the same: hidden 768, 12 layers, 12 heads, 3072).
+struct Defaults {
+  std::int64_t vocab;
+  std::int64_t positions;
+  std::int64_t type_vocab;
+};
+
+struct Dims {
+  std::int64_t vocab, hidden, layers, heads, head_size, inter, positions, type_vocab;
+  bool relative;         // position_embedding_type is relative_key or relative_key_query
+  bool cross_attention;  // add_cross_attention
+  bool tie;              // tie_word_embeddings (PretrainedConfig default: true)
+  std::string act;       // hidden_act: the intermediate's (and the MLM transform's) activation
+};
+
+Dims read_dims(const Config& c, const Defaults& def);
+
+// <Prefix>Model's submodules, in registration order: embeddings, encoder and (when `pooling`)
+// pooler. `prefix` is "Bert", "Roberta" or "XLMRoberta".
+void model(TreeBuilder& b, const Dims& d, std::string_view prefix, bool pooling);
+
+// The module that holds the base model inside a head class, e.g. {"bert", "BertModel"}.
+void base(TreeBuilder& b, const Dims& d, std::string_view attr, std::string_view prefix,
+          bool pooling);
+
+// An output Linear `name` (weight [out, in]) as the MLM heads leave it after tie_weights():
+// the weight is `embeddings_weight` when `tie` (else its own), and the bias is always the
+// head's own, already added `bias_target` (their `self.decoder.bias = self.bias` link).
+void tied_decoder(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t out,
+                  bool tie, const std::string& embeddings_weight, const std::string& bias_target);
+
+}  // namespace memfit::arch::bert
+
+namespace memfit::arch::bert {
+
+// RoBERTa and XLM-RoBERTa (modeling_roberta.py / modeling_xlm_roberta.py, 4.40): the BERT
+// encoder under `roberta`, with RoBERTa's own heads. `prefix` is "Roberta" or "XLMRoberta";
+// the request's class is <prefix>Model, <prefix>ForMaskedLM, <prefix>ForCausalLM,
+// <prefix>ForSequenceClassification, <prefix>ForTokenClassification,
+// <prefix>ForQuestionAnswering or <prefix>ForMultipleChoice.
+TensorTree build_roberta_like(const BuildRequest& r, std::string_view prefix,
+                              const Defaults& def);
+
+}  // namespace memfit::arch::bert

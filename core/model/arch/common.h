@@ -1,0 +1,39 @@
+// Pieces shared by several architecture files (kept here so no family copies another).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "memfit/error.h"
+#include "memfit/model/config.h"
+#include "memfit/model/nn_layers.h"
+#include "memfit/model/tree_builder.h"
+
+namespace memfit::arch {
+
+// A rotary-embedding module as transformers 4.40 registers it inside each attention layer:
+// inv_freq [rot_dim/2] (float32, non-persistent, still allocated today, but per model instead of
+// per layer — so it is marked legacy here) and, when cos_name is non-empty, the cos/sin caches
+// [max_positions, rot_dim] in float32 (4.40 only).
+void legacy_rotary(TreeBuilder& b, std::string_view name, std::string_view cls,
+                   std::int64_t rot_dim, std::int64_t max_positions,
+                   std::string_view cos_name = "_cos_cached",
+                   std::string_view sin_name = "_sin_cached");
+
+// The model-level rotary embedding of current transformers: one inv_freq [rot_dim/2].
+void current_rotary(TreeBuilder& b, std::string_view name, std::string_view cls,
+                    std::int64_t rot_dim);
+
+// head_dim as transformers computes it: explicit `head_dim` if present, else hidden / heads,
+// which must divide exactly.
+std::int64_t head_dim(const Config& c, std::int64_t hidden, std::int64_t heads);
+
+// num_labels for *ForSequenceClassification heads: `num_labels`, else len(id2label), else 2.
+std::int64_t num_labels(const Config& c);
+
+// Throws kInvalidValue naming the keys when `a % b != 0`.
+void require_divisible(const Config& c, std::int64_t a, const char* a_key, std::int64_t b,
+                       const char* b_key);
+
+}  // namespace memfit::arch
