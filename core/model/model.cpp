@@ -39,9 +39,8 @@ std::string names_preview(const std::vector<std::string>& names) {
   return out;
 }
 
-// The family's tree of the selected class (every era), from the parsed config.
-void build_from_config(Model& m) {
-  const EstimateRequest& req = m.request;
+// The family's tree of the selected class (every era), from `req` and the parsed m.config.
+void build_from_config(const EstimateRequest& req, Model& m) {
   m.library = detect_library(req, m.config.json());
   std::string key;
   if (m.library == "timm") {
@@ -74,12 +73,11 @@ void build_from_checkpoint(Model& m) {
   TensorTree tree = tree_from_checkpoint(req.checkpoint);
   if (m.has_config) {
     try {
+      // The config's model, without a copy of the request's checkpoint tensors.
       Model cfg;
-      cfg.request = req;
-      cfg.request.checkpoint.clear();
       cfg.config = m.config;
       cfg.has_config = true;
-      build_from_config(cfg);
+      build_from_config(req, cfg);
       m.library = cfg.library;
       m.model_type = cfg.model_type;
       m.notes = cfg.notes;
@@ -119,7 +117,7 @@ Model with_config(EstimateRequest request, Config config, bool has_config) {
   if (req.source == EstimateRequest::Source::kCheckpoint && req.checkpoint.empty())
     throw Error(ErrorCode::kInvalidArgument, "--source checkpoint: no safetensors checkpoint found");
   if (use_checkpoint) build_from_checkpoint(m);
-  else build_from_config(m);
+  else build_from_config(m.request, m);
   return m;
 }
 
