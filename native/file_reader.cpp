@@ -37,8 +37,7 @@ void FileReader::read_into(std::uint64_t offset, std::uint64_t length, char* out
     throw CliError{kExitInvalidInput, fmt::format("{}: bytes {}..{} lie past the end of the file ({} bytes)",
                                                   path_, offset, offset + length, size_)};
   // At most 1 MiB per call: the kernel pipelines its readahead behind reads of about this size,
-  // while one huge pread is filled synchronously — on our VM (dd, evicted file) 1 MiB reads ran at
-  // ~4.4 GB/s and 64 MiB reads at 0.6–2.3 GB/s.
+  // while one huge pread is filled synchronously (measurements: docs/history.md).
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
   std::uint64_t done = 0;
   while (done < length) {

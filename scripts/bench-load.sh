@@ -106,7 +106,7 @@ MBYTES=$(stat -c %s "$MST")
 cold_reads() { for _ in 1 2 3; do evict "$MST"; printf ' %s' "$(ratio "$MBYTES" "$(secs cat "$MST")")"; done; }
 best() { $PY -c "import sys; print(max(float(x) for x in sys.argv[1:]))" "$@"; }
 # The bound's bandwidth: the best of three cold reads by cat — the strictest bound. (Storage here
-# is a VM disk whose host cache makes single cold reads vary several-fold: 0.6–5 GB/s.)
+# is a VM disk whose host cache makes single cold reads vary several-fold.)
 BWS=$(cold_reads)
 BW=$(best $BWS)
 echo "cold read bandwidth (cat, best of 3:$BWS B/s): $(ratio "$BW" 1e9) GB/s"

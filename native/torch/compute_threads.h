@@ -2,10 +2,7 @@
 //
 // Debian's LibTorch calls a threaded OpenBLAS: two pools — ATen's intra-op (OpenMP) pool and
 // OpenBLAS's own pthreads — each sized to every core by default, both spinning on the same
-// cores. Measured on the 2-core bench machine (GPT-2 ~1 GB, 16 tokens, median forward):
-//   resident:               ATen 2 + BLAS 2: 0.42–0.47 s   ATen 2 + BLAS 1: 0.22–0.25 s
-//                           ATen 1 + BLAS 2: 0.15 s        ATen 1 + BLAS 1: 0.23–0.25 s
-//   disk, reader on a core: ATen 1 + BLAS 2: 0.39–0.63 s   ATen 1 + BLAS 1: 0.35–0.37 s
+// cores, where they slow each other down several-fold (figures: README "Benchmarks").
 // So the threads go to the BLAS (the matrix products are the work) and ATen runs its elementwise
 // ops on one. Where the BLAS has no pool of its own (MKL or OpenMP builds: one shared pool), ATen
 // gets them, as before.

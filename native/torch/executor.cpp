@@ -120,7 +120,7 @@ void Executor::plan_staging() {
 }
 
 // Buffers start on a 2 MiB boundary and ask for transparent huge pages: reads into 4 KiB pages
-// ran at ~2 GB/s on their first pass in our VM, into huge pages at ~14 GB/s (page-cache hits).
+// pay a page fault per 4 KiB on their first pass, which page-cache hits cannot hide.
 constexpr std::uint64_t kStagingBase = 2u << 20;
 
 at::Tensor Executor::acquire_staging() const {
@@ -290,7 +290,7 @@ at::Tensor Executor::forward(const at::Tensor& input_ids, ForwardState* state) {
         if (next == 0 && !ahead_.empty() && !options_.prefetch_next_forward) break;  // would wrap
         // One read at a time, in stage order: each fetch starts when the one launched before it
         // has finished. Two readers at once turn a sequential stream into seeks between two
-        // places (evicted 1 GB forward, 2 cores: 1.45 GB/s read, compute preempted) — in stage
+        // places (and a second reader thread preempts the compute) — in stage
         // order they run at the storage's streaming speed.
         std::shared_future<std::shared_ptr<Fetched>> before;
         if (!ahead_.empty()) before = ahead_.back().second;

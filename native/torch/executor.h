@@ -109,7 +109,7 @@ class Executor {
 // Compute threads when the user names none: one per core — but one fewer when a CPU execution
 // reads disk weights on a prefetch thread. LibTorch's and OpenBLAS's workers spin at their
 // barriers; with the reader taking a core, each barrier waits for a descheduled worker (2 cores,
-// 2 workers + reader: a GPT-2 layer ran in 0.12 s instead of 0.01 s with 1 worker + reader).
+// 2 workers + reader: a layer runs an order of magnitude slower than with 1 worker + reader).
 int default_compute_threads(const LoadedModel& model, const ExecOptions& options);
 
 // cpu_offload_with_hook: a model of a pipeline whose streamed weights are brought to the

@@ -2,8 +2,8 @@
 // into one staging buffer, instead of being faulted in through the shard's mapping.
 //
 // Why read and not map: paging a mapped shard in (MADV_POPULATE_READ) and dropping it again
-// (MADV_DONTNEED: a TLB shootdown that interrupts the compute threads) ran at ~0.6 GB/s in our
-// VM, while read() of the same bytes runs at the storage's speed (scripts/bench-load.sh). A
+// (MADV_DONTNEED: a TLB shootdown that interrupts the compute threads) is several times slower
+// than read() of the same bytes, which runs at the storage's speed (scripts/bench-load.sh). A
 // buffer kept across forwards also costs no page faults after the first.
 //
 // Reads are merged where the tensors are adjacent in a file (a block's tensors usually are: one

@@ -1,5 +1,5 @@
 // memfit-torch — `memfit load` and `memfit forward` on LibTorch. A separate executable so that
-// `memfit estimate` never links or loads LibTorch (286 shared libraries, ~1 s to start); `memfit`
+// `memfit estimate` never links or loads LibTorch (286 shared libraries, slow to load); `memfit`
 // execs this program from its own folder for these two subcommands.
 #include <CLI/CLI.hpp>
 

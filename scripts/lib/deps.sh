@@ -35,13 +35,13 @@ MEMFIT_NATIVE_PACKAGES=(
 # libtorch-dev is Debian's CPU-only LibTorch 1.13.1; python3-torch is only for scripts/bench-load.sh
 # (torch.load of the same weights as .bin, the tool a user would otherwise reach for).
 # libopenblas0-pthread: Debian's LibTorch calls the system BLAS (libblas.so.3), which is the
-# single-threaded reference implementation unless OpenBLAS provides it; memfit forward of a 1 GB
-# model went from ~11 s to 0.3 s with it, and the golden-logit tests pass with either.
+# single-threaded reference implementation unless OpenBLAS provides it; memfit forward needs a
+# threaded BLAS to be usable, and the golden-logit tests pass with either.
 MEMFIT_TORCH_PACKAGES=(libtorch-dev libopenblas0-pthread)
 MEMFIT_TORCH_BENCH_PACKAGES=(python3-torch)
 
 # The WebAssembly build (wasm/: Debian's Emscripten) and the page's browser tests (tests/web:
-# node --test + playwright-core driving Debian's chromium). Why each: README "WebAssembly build".
+# node --test + playwright-core driving Debian's chromium). Why each: README "Dependencies".
 MEMFIT_WEB_PACKAGES=(emscripten chromium zopfli terser)
 
 # ensure_web_packages — the above, plus node and npm unless some node is already installed

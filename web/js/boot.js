@@ -1,7 +1,7 @@
 // @ts-check
 // A classic script in <head>: for a link that computes at once (?model=…), start the WASM worker
 // while the page's modules are still loading. Worker start-up (thread, script, then the module)
-// took ~100 ms before the worker's first line ran when app.js started it; from here it overlaps
+// delayed the first result when app.js started it; from here it overlaps
 // the module graph and the Hub's answers. api.js adopts this worker on its first call.
 if (new URLSearchParams(location.search).get('model')) {
   try {
