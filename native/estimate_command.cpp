@@ -16,6 +16,7 @@
 #include "memfit/report/report_json.h"
 #include "memfit/report/run_report.h"
 #include "model_source.h"
+#include "option_flags.h"
 
 namespace memfit::cli {
 namespace {
@@ -49,26 +50,19 @@ void print_memfit_details(const Report& r, const CheckpointSource* checkpoint) {
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
 }
 
-// The will-it-run options of the command line; CliError(kExitUsage) for a bad value.
-RunOptions run_options(const EstimateArgs& a) {
+// The will-it-run options of the command line (0 / "": not given, RunOptions' default);
+// CliError(kExitUsage) for a bad value. Names are read by core's tables (memfit/memory/options.h).
+RunOptions parse_run_options(const EstimateArgs& a) {
   RunOptions o;
   auto usage = [](const std::string& msg) { return CliError{kExitUsage, msg}; };
   if (a.context < 0 || a.batch < 0 || a.rank < 0 || a.gpus < 0 || a.encoder_length < 0)
     throw usage("--context, --batch, --rank, --gpus and --encoder-length must be positive");
   if (a.context > 0) o.context = a.context;
   if (a.batch > 0) o.batch = a.batch;
-  o.kv_dtype = a.kv_dtype;
-  if (!a.engine.empty()) {
-    auto e = engine_from_name(a.engine);
-    if (!e) throw usage(fmt::format("--engine: unknown value '{}' (transformers, vllm, llama.cpp)", a.engine));
-    o.engine = *e;
-  }
-  o.dtype = a.dtype;
-  if (!a.attention.empty()) {
-    auto at = attention_impl_from_name(a.attention);
-    if (!at) throw usage(fmt::format("--attention: unknown value '{}' (sdpa, eager)", a.attention));
-    o.attention = *at;
-  }
+  if (!a.kv_dtype.empty()) o.kv_dtype = parse_name(kKvDtypeNames, a.kv_dtype, "kv_dtype");
+  if (!a.engine.empty()) o.engine = parse_name(kEngineNames, a.engine, "engine");
+  if (!a.dtype.empty()) o.dtype = parse_weight_dtype(a.dtype, "dtype");
+  if (!a.attention.empty()) o.attention = parse_name(kAttentionNames, a.attention, "attention");
   auto size = [&](const std::string& text, const char* flag) {
     const Result<double> v = capture([&] { return parse_memory_size(text, flag); });
     if (!v) throw usage(v.error().message());
@@ -84,17 +78,10 @@ RunOptions run_options(const EstimateArgs& a) {
     throw usage("--rank, --targets, --optimizer, --grad-checkpointing, --zero, --fsdp and --gpus need --train");
   if (!a.train.empty()) {
     TrainingOptions t;
-    auto m = train_method_from_name(a.train);
-    if (!m) throw usage(fmt::format("--train: unknown value '{}' (full, lora, qlora)", a.train));
-    t.method = *m;
+    t.method = parse_name(kTrainMethodNames, a.train, "train.method");
     if (a.rank > 0) t.rank = a.rank;
     if (!a.targets.empty()) t.targets = parse_lora_targets(a.targets);
-    if (!a.optimizer.empty()) {
-      auto opt = optimizer_from_name(a.optimizer);
-      if (!opt)
-        throw usage(fmt::format("--optimizer: unknown value '{}' (adamw, adamw8bit, adafactor, sgd)", a.optimizer));
-      t.optimizer = *opt;
-    }
+    if (!a.optimizer.empty()) t.optimizer = parse_name(kOptimizerNames, a.optimizer, "train.optimizer");
     t.grad_checkpointing = a.grad_checkpointing;
     t.zero_stage = a.zero;
     t.fsdp = a.fsdp;
@@ -102,6 +89,12 @@ RunOptions run_options(const EstimateArgs& a) {
     o.train = t;
   }
   return o;
+}
+
+RunOptions run_options(const EstimateArgs& a) {
+  Result<RunOptions> o = capture([&] { return parse_run_options(a); });
+  if (!o) throw cli_error(o.error());
+  return std::move(o).value();
 }
 
 }  // namespace
@@ -156,8 +149,8 @@ int run_estimate(const EstimateArgs& args) {
       for (const auto& w : checkpoint->warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
     }
     auto fail = [&](const Error& e) {
-      if (args.json) fmt::print(stderr, "{}\n", error_to_json(e).dump());
-      else fmt::print(stderr, "memfit: error: {}\n", e.message());
+      if (args.json) fmt::print(stderr, "{}\n", error_to_json(Error(e.code(), cli_message(e))).dump());
+      else fmt::print(stderr, "memfit: error: {}\n", cli_message(e));
       return exit_code_for(e.code());
     };
     const Result<Model> model = build_model(std::move(req));  // the config is parsed here, once

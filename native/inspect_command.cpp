@@ -12,6 +12,7 @@
 #include "memfit/report/convert_bytes.h"
 #include "memfit/report/report_json.h"
 #include "model_source.h"
+#include "option_flags.h"
 
 namespace memfit::cli {
 namespace {
@@ -157,7 +158,7 @@ int run_validate(const ValidateArgs& args) {
     req.library = src.library;
     req.class_override = args.class_name;
     const Result<Model> model = build_model(std::move(req));
-    if (!model) throw CliError{exit_code_for(model.error().code()), model.error().message()};
+    if (!model) throw cli_error(model.error());
     std::optional<DType> stored;
     if (auto td = model->config.string_opt({"torch_dtype"})) stored = dtype_from_name(*td);
     const TreeComparison c = compare_trees(model->tree, tensors, stored);
@@ -184,7 +185,7 @@ int run_validate(const ValidateArgs& args) {
   } catch (const CliError& e) {
     return fail(e);
   } catch (const Error& e) {
-    return fail(CliError{exit_code_for(e.code()), e.message()});
+    return fail(cli_error(e));
   }
 }
 

@@ -1,5 +1,6 @@
 // memfit — will it fit? The command-line face of memfit's core.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "estimate_command.h"
 #include "inspect_command.h"
@@ -7,6 +8,7 @@
 #include "shard_command.h"
 #include "exit_codes.h"
 #include "torch_exec.h"
+#include "memfit/memory/options.h"
 #include "memfit/plan/strategy.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +19,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "memfit 0.1.0");
 
+  using memfit::kRunDefaults;
+  using memfit::name_list;
   memfit::cli::EstimateArgs est;
   CLI::App* estimate = app.add_subcommand(
       "estimate", "Memory needed to load (and train) a model, from its config.json");
@@ -36,22 +40,28 @@ int main(int argc, char** argv) {
                      "for a Hub id: exact sizes from the checkpoint by HTTP Range (safetensors headers, else a .bin's zip directory and pickle)");
   estimate->add_flag("--json", est.json, "print the report as JSON");
   // Will it run? (inference, training, GPU fit: README "Will it run?", docs/memory-model.md)
-  estimate->add_option("--context", est.context, "tokens per sequence (default: min(4096, model max))");
-  estimate->add_option("--batch", est.batch, "sequences at once (default 1)");
-  estimate->add_option("--kv-dtype", est.kv_dtype, "KV cache dtype: float16, bfloat16, float8, int8");
-  estimate->add_option("--engine", est.engine, "transformers (default), vllm, llama.cpp");
+  estimate->add_option("--context", est.context,
+                       fmt::format("tokens per sequence (default: min({}, model max))", kRunDefaults.context));
+  estimate->add_option("--batch", est.batch, fmt::format("sequences at once (default {})", kRunDefaults.batch));
+  estimate->add_option("--kv-dtype", est.kv_dtype,
+                       "KV cache dtype: " + name_list(memfit::kKvDtypeNames) + " (default: the weights')");
+  estimate->add_option("--engine", est.engine, name_list(memfit::kEngineNames, kRunDefaults.engine));
   estimate->add_option("--dtype", est.dtype,
-                       "weights: float32, float16, bfloat16, int8/int4/nf4 (bitsandbytes), fp8");
-  estimate->add_option("--attention", est.attention, "sdpa (default) or eager");
-  estimate->add_option("--overhead", est.overhead, "runtime overhead per GPU (default 500MiB)");
+                       "weights: " + memfit::weight_dtype_list() +
+                           " (int8/int4/nf4/fp4: bitsandbytes; q8_0/q4_0: GGUF)");
+  estimate->add_option("--attention", est.attention, name_list(memfit::kAttentionNames, kRunDefaults.attention));
+  estimate->add_option("--overhead", est.overhead,
+                       "runtime overhead per GPU (default " + fmt::format("{}MiB", kRunDefaults.overhead_bytes / (1 << 20)) + ")");
   estimate->add_option("--encoder-length", est.encoder_length,
                        "encoder-decoder: encoder tokens (default: max_source_positions, else context)");
   estimate->add_option("--vram", est.vram, "GPU memory, e.g. 24GiB: solve the largest context / batch");
   estimate->add_option("--gpu", est.gpu, "a GPU from the catalogue, e.g. \"RTX 4090\"");
-  estimate->add_option("--train", est.train, "full, lora or qlora");
-  estimate->add_option("--rank", est.rank, "LoRA rank (default 8)");
-  estimate->add_option("--targets", est.targets, "LoRA target modules, comma-separated, or all-linear");
-  estimate->add_option("--optimizer", est.optimizer, "adamw (default), adamw8bit, adafactor, sgd");
+  estimate->add_option("--train", est.train, name_list(memfit::kTrainMethodNames));
+  estimate->add_option("--rank", est.rank, fmt::format("LoRA rank (default {})", kRunDefaults.rank));
+  estimate->add_option("--targets", est.targets,
+                       fmt::format("LoRA target modules, comma-separated, or all-linear (default {})",
+                                   kRunDefaults.targets));
+  estimate->add_option("--optimizer", est.optimizer, name_list(memfit::kOptimizerNames, kRunDefaults.optimizer));
   estimate->add_flag("--grad-checkpointing", est.grad_checkpointing, "keep only layer inputs");
   estimate->add_option("--zero", est.zero, "DeepSpeed ZeRO stage 1, 2 or 3 over --gpus");
   estimate->add_flag("--fsdp", est.fsdp, "FSDP FULL_SHARD over --gpus");
@@ -78,17 +88,18 @@ int main(int argc, char** argv) {
       "plan", "Where each layer goes for given GPU/CPU/disk budgets (accelerate's device_map, or fit)");
   plan->add_option("model", pl.model, "Hub id, config.json, or model folder")->required();
   plan->add_option("--max-memory", pl.max_memory, "budgets, e.g. 0=24GiB,1=24GiB,cpu=64GiB");
-  std::vector<std::string> strategies;
-  for (auto s : memfit::plan::kStrategies) strategies.emplace_back(memfit::plan::strategy_name(s));
-  plan->add_option("--device-map", pl.strategy, memfit::plan::strategy_list())->check(CLI::IsMember(strategies));
+  plan->add_option("--device-map", pl.strategy, memfit::plan::strategy_list())
+      ->check(CLI::IsMember(memfit::name_vector(memfit::plan::kStrategyNames)));
   plan->add_option("--dtype", pl.dtype, "dtype the weights are loaded in (e.g. float16)");
   plan->add_option("--no-split", pl.no_split, "module classes never split (default: the model's)");
   plan->add_option("--special-dtype", pl.special_dtypes, "NAME=DTYPE overrides");
   plan->add_flag("--offload-buffers", pl.offload_buffers, "offload buffers with their modules");
   plan->add_flag("--no-disk", pl.no_disk, "fail instead of offloading to disk");
-  plan->add_option("--context", pl.context, "tokens per sequence (fit: KV cache)");
-  plan->add_option("--batch", pl.batch, "sequences (fit: KV cache)");
-  plan->add_option("--overhead", pl.overhead, "runtime overhead per GPU (fit), default 500MiB");
+  plan->add_option("--context", pl.context,
+                   fmt::format("tokens per sequence (fit: KV cache), default {}", kRunDefaults.context));
+  plan->add_option("--batch", pl.batch, fmt::format("sequences (fit: KV cache), default {}", kRunDefaults.batch));
+  plan->add_option("--overhead", pl.overhead,
+                   "runtime overhead per GPU (fit), default " + fmt::format("{}MiB", kRunDefaults.overhead_bytes / (1 << 20)));
   plan->add_option("--class", pl.class_name, "model class (default: architectures[0], the class that is loaded)");
   plan->add_option("--compat", pl.compat, "'accelerate': accelerate's AutoModel class and 4.40 buffers, as `accelerate` maps it")
       ->check(CLI::IsMember({"accelerate"}));

@@ -10,13 +10,14 @@
 #include "memfit/plan/plan.h"
 #include "memfit/report/convert_bytes.h"
 #include "model_source.h"
+#include "option_flags.h"
 
 namespace memfit::cli {
 namespace {
 
 template <typename T>
 T or_fail(Result<T> r) {
-  if (!r) throw CliError{exit_code_for(r.error().code()), r.error().message()};
+  if (!r) throw cli_error(r.error());
   return std::move(r).value();
 }
 

@@ -1,8 +1,11 @@
 // native/plan_command.h — `memfit plan`.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "memfit/memory/options.h"
 
 namespace memfit::cli {
 
@@ -15,7 +18,9 @@ struct PlanArgs {
   std::vector<std::string> special_dtypes;  // NAME=DTYPE
   bool offload_buffers = false;
   bool no_disk = false;
-  std::string context = "4096", batch = "1", overhead = "500MiB";
+  // Text as given (sizes with units); the defaults are the run options' own.
+  std::string context = std::to_string(kRunDefaults.context), batch = std::to_string(kRunDefaults.batch);
+  std::string overhead = std::to_string(static_cast<std::uint64_t>(kRunDefaults.overhead_bytes));
   std::string class_name, library;
   std::string compat;  // "accelerate": accelerate's AutoModel class and 4.40 buffers
   bool explain = false, json = false;

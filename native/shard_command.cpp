@@ -23,6 +23,7 @@
 #include "memfit/memory/estimate.h"
 #include "memfit/plan/device.h"
 #include "model_source.h"
+#include "option_flags.h"
 
 namespace memfit::cli {
 namespace fs = std::filesystem;
@@ -50,7 +51,7 @@ struct Source {
   std::string kind;                   // "safetensors" | "bin"
 };
 
-[[noreturn]] void raise(const Error& e) { throw CliError{exit_code_for(e.code()), e.message()}; }
+[[noreturn]] void raise(const Error& e) { throw cli_error(e); }
 [[noreturn]] void raise_errno(const std::string& path, const char* what) {
   throw CliError{kExitFile, fmt::format("{}: cannot {} ({})", path, what, std::strerror(errno))};
 }
@@ -132,7 +133,7 @@ std::string order_by_config(std::vector<SourceTensor>& tensors, const fs::path& 
   const Result<Model> model = build_model(std::move(req));
   if (!model) {
     if (mode == "config") raise(model.error());
-    return fmt::format("checkpoint order (config.json gives no model: {})", model.error().message());
+    return fmt::format("checkpoint order (config.json gives no model: {})", cli_message(model.error()));
   }
   std::unordered_map<std::string, std::size_t> rank;
   const auto order = state_dict_order(model->tree);

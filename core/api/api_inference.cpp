@@ -56,14 +56,13 @@ std::optional<double> size(const Json& j, const char* key) {
   throw Error(ErrorCode::kInvalidArgument, fmt::format("request: '{}' must be a size string or bytes", key));
 }
 
+// Unset fields keep TrainingOptions' defaults (memfit/memory/options.h), as the CLI's flags do.
 TrainingOptions train_options(const Json& t) {
   constexpr const char* kWhere = "request: train";
   if (!t.is_object()) throw Error(ErrorCode::kInvalidArgument, "request: 'train' must be an object");
   TrainingOptions o;
   const std::string method = text(t, "method", kWhere);
-  auto m = train_method_from_name(method.empty() ? "lora" : method);
-  if (!m) throw Error(ErrorCode::kInvalidArgument, fmt::format("{}: unknown method '{}' (full, lora, qlora)", kWhere, method));
-  o.method = *m;
+  if (!method.empty()) o.method = parse_name(kTrainMethodNames, method, "train.method");
   if (auto r = integer(t, "rank", kWhere)) o.rank = *r;
   if (const Json* v = field(t, "targets")) {
     o.targets.clear();
@@ -79,13 +78,7 @@ TrainingOptions train_options(const Json& t) {
     }
   }
   const std::string opt = text(t, "optimizer", kWhere);
-  if (!opt.empty()) {
-    auto p = optimizer_from_name(opt);
-    if (!p)
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("{}: unknown optimizer '{}' (adamw, adamw8bit, adafactor, sgd)", kWhere, opt));
-    o.optimizer = *p;
-  }
+  if (!opt.empty()) o.optimizer = parse_name(kOptimizerNames, opt, "train.optimizer");
   o.grad_checkpointing = flag(t, "grad_checkpointing", kWhere);
   if (auto z = integer(t, "zero", kWhere)) o.zero_stage = static_cast<int>(std::clamp<std::int64_t>(*z, -1, 4));
   o.fsdp = flag(t, "fsdp", kWhere);
@@ -102,25 +95,17 @@ std::string inference(const std::string& request_json) {
     RunOptions o;
     o.context = integer(j, "context", kWhere);
     if (auto b = integer(j, "batch", kWhere)) o.batch = *b;
-    o.kv_dtype = text(j, "kv_dtype", kWhere);
-    const std::string engine = text(j, "engine", kWhere);
-    if (!engine.empty()) {
-      auto e = engine_from_name(engine);
-      if (!e)
-        throw Error(ErrorCode::kInvalidArgument,
-                    fmt::format("request: unknown engine '{}' (transformers, vllm, llama.cpp)", engine));
-      o.engine = *e;
-    }
-    o.dtype = text(j, "dtype", kWhere);
+    if (const std::string kv = text(j, "kv_dtype", kWhere); !kv.empty())
+      o.kv_dtype = parse_name(kKvDtypeNames, kv, "kv_dtype");
+    if (const std::string engine = text(j, "engine", kWhere); !engine.empty())
+      o.engine = parse_name(kEngineNames, engine, "engine");
+    if (const std::string dtype = text(j, "dtype", kWhere); !dtype.empty())
+      o.dtype = parse_weight_dtype(dtype, "dtype");
     if (auto v = size(j, "overhead")) o.overhead_bytes = *v;
     o.vram_bytes = size(j, "vram");
     o.gpu = text(j, "gpu", kWhere);
-    const std::string attention = text(j, "attention", kWhere);
-    if (!attention.empty()) {
-      auto a = attention_impl_from_name(attention);
-      if (!a) throw Error(ErrorCode::kInvalidArgument, fmt::format("request: unknown attention '{}' (sdpa, eager)", attention));
-      o.attention = *a;
-    }
+    if (const std::string attention = text(j, "attention", kWhere); !attention.empty())
+      o.attention = parse_name(kAttentionNames, attention, "attention");
     if (auto e = integer(j, "encoder_length", kWhere)) o.encoder_length = *e;
     if (const Json* t = field(j, "train")) {
       o.train = train_options(*t);

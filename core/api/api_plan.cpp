@@ -37,7 +37,7 @@ plan::PlanRequest plan_request(const Json& j) {
   req.max_memory = *norm;
   if (auto s = j.find("strategy"); s != j.end()) {
     if (!s->is_string()) throw Error(ErrorCode::kInvalidArgument, "request: 'strategy' must be a string");
-    req.strategy = plan::parse_strategy(s->get<std::string>(), "request: strategy");
+    req.strategy = plan::parse_strategy(s->get<std::string>(), "strategy");
   }
   if (auto d = j.find("dtype"); d != j.end() && d->is_string() && !d->get<std::string>().empty()) {
     auto dt = dtype_from_name(d->get<std::string>());

@@ -8,6 +8,7 @@
 
 #include "memfit/error.h"
 #include "memfit/format/parse_double.h"
+#include "memfit/option_error.h"
 
 namespace memfit {
 namespace {
@@ -70,14 +71,17 @@ const GpuSpec& find_gpu(std::string_view name) {
     if (partial.size() > 1) {
       std::string names;
       for (const auto* g : partial) names += (names.empty() ? "" : ", ") + std::string(g->name);
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("--gpu '{}' is ambiguous: {}", name, names));
+      throw option_error("gpu", fmt::format(" '{}' is ambiguous: {}", name, names));
     }
   }
   std::string names;
   for (const auto& g : all) names += (names.empty() ? "" : ", ") + std::string(g.name);
-  throw Error(ErrorCode::kInvalidArgument,
-              fmt::format("--gpu '{}' is not in memfit's catalogue ({}); give --vram instead", name, names));
+  throw OptionMessage()
+      .option("gpu")
+      .text(fmt::format(" '{}' is not in memfit's catalogue ({}); give ", name, names))
+      .option("vram")
+      .text(" instead")
+      .error();
 }
 
 double parse_memory_size(std::string_view text, std::string_view what) {

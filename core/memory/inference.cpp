@@ -5,16 +5,6 @@
 
 namespace memfit {
 
-std::optional<AttentionImpl> attention_impl_from_name(std::string_view name) {
-  if (name == "sdpa" || name == "flash" || name == "flash_attention_2") return AttentionImpl::kSdpa;
-  if (name == "eager") return AttentionImpl::kEager;
-  return std::nullopt;
-}
-
-std::string_view attention_impl_name(AttentionImpl impl) {
-  return impl == AttentionImpl::kEager ? "eager" : "sdpa";
-}
-
 Activations inference_activations(const ModelDims& d, const ActivationOptions& o) {
   const double e = o.element_bytes;
   const double B = static_cast<double>(o.batch);

@@ -70,42 +70,6 @@ void mark_windows(const Config& c, AttentionLayout& out) {
 
 }  // namespace
 
-std::optional<Engine> engine_from_name(std::string_view name) {
-  if (name == "transformers" || name == "hf") return Engine::kTransformers;
-  if (name == "vllm") return Engine::kVllm;
-  if (name == "llama.cpp" || name == "llamacpp" || name == "llama-cpp") return Engine::kLlamaCpp;
-  return std::nullopt;
-}
-
-std::string_view engine_name(Engine engine) {
-  switch (engine) {
-    case Engine::kTransformers: return "transformers";
-    case Engine::kVllm: return "vllm";
-    case Engine::kLlamaCpp: return "llama.cpp";
-  }
-  return "?";
-}
-
-std::optional<KvDtype> kv_dtype_from_name(std::string_view n) {
-  if (n == "float32" || n == "fp32" || n == "f32") return KvDtype::kF32;
-  if (n == "float16" || n == "fp16" || n == "f16" || n == "half") return KvDtype::kF16;
-  if (n == "bfloat16" || n == "bf16") return KvDtype::kBF16;
-  if (n == "float8" || n == "fp8" || n == "fp8_e4m3" || n == "fp8_e5m2") return KvDtype::kF8;
-  if (n == "int8" || n == "q8_0") return KvDtype::kI8;
-  return std::nullopt;
-}
-
-std::string_view kv_dtype_name(KvDtype dtype) {
-  switch (dtype) {
-    case KvDtype::kF32: return "float32";
-    case KvDtype::kF16: return "float16";
-    case KvDtype::kBF16: return "bfloat16";
-    case KvDtype::kF8: return "float8";
-    case KvDtype::kI8: return "int8";
-  }
-  return "?";
-}
-
 double kv_element_bytes(KvDtype dtype, Engine engine) {
   switch (dtype) {
     case KvDtype::kF32: return 4;

@@ -6,6 +6,7 @@
 
 #include "memfit/error.h"
 #include "memfit/memory/module_sizes.h"
+#include "memfit/option_error.h"
 
 namespace memfit {
 namespace {
@@ -92,33 +93,33 @@ std::optional<QuantScheme> quant_scheme_from_config(const Config& config) {
     s.method = QuantMethod::kMxfp4;
     s.bits = 4;
   } else {
-    throw Error(ErrorCode::kInvalidValue,
-                fmt::format("{}: quant_method '{}' is not sized by memfit (known: gptq, awq, "
-                            "bitsandbytes, fp8, mxfp4); give --dtype to size the weights unquantized",
-                            q->where(), method));
+    throw OptionMessage()
+        .text(fmt::format("{}: quant_method '{}' is not sized by memfit (known: gptq, awq, "
+                          "bitsandbytes, fp8, mxfp4); give ", q->where(), method))
+        .option("dtype")
+        .text(" to size the weights unquantized")
+        .error(ErrorCode::kInvalidValue);
   }
   return s;
 }
 
-std::optional<QuantScheme> quant_scheme_from_dtype_name(const std::string& name, bool gguf) {
+QuantScheme quant_scheme_for(WeightQuant quant, bool gguf) {
   QuantScheme s;
-  if (name == "q8_0" || (gguf && name == "int8")) {
+  if (quant == WeightQuant::kQ8_0 || (gguf && quant == WeightQuant::kInt8)) {
     s.method = QuantMethod::kGgufQ8_0;
     s.bits = 8;
-  } else if (name == "q4_0" || (gguf && name == "int4")) {
+  } else if (quant == WeightQuant::kQ4_0 || (gguf && quant == WeightQuant::kInt4)) {
     s.method = QuantMethod::kGgufQ4_0;
     s.bits = 4;
-  } else if (name == "int8") {
+  } else if (quant == WeightQuant::kInt8) {
     s.method = QuantMethod::kBnb8;
     s.bits = 8;
-  } else if (name == "int4" || name == "nf4" || name == "fp4") {
-    s.method = QuantMethod::kBnb4;
-    s.bits = 4;
-  } else if (name == "fp8" || name == "float8") {
+  } else if (quant == WeightQuant::kFp8) {
     s.method = QuantMethod::kFp8;
     s.bits = 8;
-  } else {
-    return std::nullopt;
+  } else {  // int4, nf4, fp4
+    s.method = QuantMethod::kBnb4;
+    s.bits = 4;
   }
   return s;
 }

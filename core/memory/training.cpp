@@ -7,43 +7,9 @@
 
 #include "memfit/error.h"
 #include "memfit/memory/linear_layers.h"
+#include "memfit/option_error.h"
 
 namespace memfit {
-
-std::optional<TrainMethod> train_method_from_name(std::string_view n) {
-  if (n == "full") return TrainMethod::kFull;
-  if (n == "lora") return TrainMethod::kLora;
-  if (n == "qlora") return TrainMethod::kQlora;
-  return std::nullopt;
-}
-
-std::string_view train_method_name(TrainMethod m) {
-  switch (m) {
-    case TrainMethod::kFull: return "full";
-    case TrainMethod::kLora: return "lora";
-    case TrainMethod::kQlora: return "qlora";
-  }
-  return "?";
-}
-
-std::optional<Optimizer> optimizer_from_name(std::string_view n) {
-  if (n == "adamw" || n == "adam" || n == "adamw_torch") return Optimizer::kAdamW;
-  if (n == "adamw8bit" || n == "adamw_8bit" || n == "adamw_bnb_8bit" || n == "paged_adamw_8bit")
-    return Optimizer::kAdamW8bit;
-  if (n == "adafactor") return Optimizer::kAdafactor;
-  if (n == "sgd") return Optimizer::kSgd;
-  return std::nullopt;
-}
-
-std::string_view optimizer_name(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdamW: return "adamw";
-    case Optimizer::kAdamW8bit: return "adamw8bit";
-    case Optimizer::kAdafactor: return "adafactor";
-    case Optimizer::kSgd: return "sgd";
-  }
-  return "?";
-}
 
 double optimizer_state_bytes(Optimizer o, const Shape& shape) {
   double n = 1;
@@ -112,10 +78,9 @@ TrainingActivations training_activations(const ModelDims& d, std::int64_t s, std
 TrainingEstimate estimate_training(const TensorTree& tree, const ModelDims& dims,
                                    const TrainingOptions& o,
                                    const std::optional<QuantScheme>& base_quant) {
-  if (o.gpus < 1) throw Error(ErrorCode::kInvalidArgument, "--gpus must be at least 1");
+  if (o.gpus < 1) throw option_error("gpus", " must be at least 1");
   if (o.zero_stage < 0 || o.zero_stage > 3)
-    throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("--zero must be 0, 1, 2 or 3, got {}", o.zero_stage));
+    throw option_error("zero", fmt::format(" must be 0, 1, 2 or 3, got {}", o.zero_stage));
   if (o.sequence_length < 1 || o.batch < 1)
     throw Error(ErrorCode::kInvalidArgument, "training: sequence length and batch must be at least 1");
   TrainingEstimate t;
@@ -127,9 +92,13 @@ TrainingEstimate estimate_training(const TensorTree& tree, const ModelDims& dims
 
   if (o.method == TrainMethod::kFull) {
     if (base_quant)
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("full fine-tuning needs unquantized weights, and this model is "
-                              "quantized ({}); use --train lora or qlora, or --dtype", base_quant->describe()));
+      throw OptionMessage()
+          .text(fmt::format("full fine-tuning needs unquantized weights, and this model is quantized ({}); use ",
+                            base_quant->describe()))
+          .option("train.method")
+          .text(" lora or qlora, or ")
+          .option("dtype")
+          .error();
     double params = 0, opt = 0;
     for (int i : tree.named_parameters()) {
       const TensorInfo& p = tree.tensors[static_cast<std::size_t>(i)];

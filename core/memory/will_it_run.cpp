@@ -6,6 +6,7 @@
 
 #include "memfit/memory/quantization.h"
 #include "memfit/model/model_dims.h"
+#include "memfit/option_error.h"
 
 namespace memfit {
 namespace {
@@ -38,23 +39,19 @@ struct WeightsPlan {
   std::string source;
 };
 
-// The compute dtype and quantization: --dtype, else the checkpoint as stored, else the config's
-// quantization_config and torch_dtype.
+// The compute dtype and quantization: the dtype option, else the checkpoint as stored, else the
+// config's quantization_config and torch_dtype.
 WeightsPlan plan_weights(const Config& config, const RunOptions& o, bool from_checkpoint) {
   WeightsPlan w;
   w.compute = config_dtype(config).value_or(DType::kF32);
-  if (!o.dtype.empty()) {
-    w.source = "--dtype";
-    if ((w.quant = quant_scheme_from_dtype_name(o.dtype, o.engine == Engine::kLlamaCpp))) {
+  if (o.dtype) {
+    w.source = "--dtype";  // a value of the reports' "weights_source" (CLI outputs keep it)
+    if (o.dtype->quant) {
+      w.quant = quant_scheme_for(*o.dtype->quant, o.engine == Engine::kLlamaCpp);
       if (w.compute == DType::kF32) w.compute = DType::kF16;  // transformers' default when quantizing
       return w;
     }
-    auto dt = dtype_from_name(o.dtype);
-    if (!dt || !is_floating(*dt))
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("--dtype '{}' is not one of float32, float16, bfloat16, int8, int4, nf4, "
-                              "fp4, fp8, q8_0, q4_0", o.dtype));
-    w.compute = *dt;
+    w.compute = *o.dtype->floating;
   } else if (from_checkpoint) {
     w.source = "checkpoint";
   } else if ((w.quant = quant_scheme_from_config(config))) {
@@ -70,21 +67,10 @@ WeightsPlan plan_weights(const Config& config, const RunOptions& o, bool from_ch
 
 void check_ranges(std::int64_t context, const RunOptions& o) {
   if (context < 1 || context > kMaxSolvedContext)
-    throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("--context must be between 1 and {}, got {}", kMaxSolvedContext, context));
+    throw option_error("context", fmt::format(" must be between 1 and {}, got {}", kMaxSolvedContext, context));
   if (o.batch < 1 || o.batch > kMaxSolvedBatch)
-    throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("--batch must be between 1 and {}, got {}", kMaxSolvedBatch, o.batch));
-  if (o.overhead_bytes < 0) throw Error(ErrorCode::kInvalidArgument, "--overhead must not be negative");
-}
-
-KvDtype resolve_kv_dtype(const RunOptions& o, DType compute) {
-  if (o.kv_dtype.empty()) return kv_dtype_for(compute);
-  auto k = kv_dtype_from_name(o.kv_dtype);
-  if (!k)
-    throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("--kv-dtype '{}' is not one of float32, float16, bfloat16, float8, int8", o.kv_dtype));
-  return *k;
+    throw option_error("batch", fmt::format(" must be between 1 and {}, got {}", kMaxSolvedBatch, o.batch));
+  if (o.overhead_bytes < 0) throw option_error("overhead", " must not be negative");
 }
 
 std::string_view window_policy(Engine e) {
@@ -183,9 +169,10 @@ Result<RunReport> will_it_run(const Model& model, const RunOptions& o) {
     r.model_max_context = dims ? dims->max_positions : 0;
     const std::int64_t context =
         o.context ? *o.context
-                  : (r.model_max_context > 0 ? std::min(kDefaultContext, r.model_max_context) : kDefaultContext);
+                  : (r.model_max_context > 0 ? std::min(kRunDefaults.context, r.model_max_context)
+                                             : kRunDefaults.context);
     check_ranges(context, o);
-    const KvDtype kv_dtype = resolve_kv_dtype(o, w.compute);
+    const KvDtype kv_dtype = o.kv_dtype.value_or(kv_dtype_for(w.compute));
 
     InferenceEstimate& inf = r.inference;
     inf.engine = o.engine;
@@ -221,7 +208,7 @@ Result<RunReport> will_it_run(const Model& model, const RunOptions& o) {
       r.notes.push_back(fmt::format("context {} exceeds the model's {} positions", context, r.model_max_context));
 
     if (o.train) {
-      if (!dims) throw Error(ErrorCode::kInvalidArgument, "--train needs a transformers config.json");
+      if (!dims) throw option_error("train", " needs a transformers config.json");
       TrainingOptions t = *o.train;
       t.sequence_length = context;
       t.batch = o.batch;

@@ -4,6 +4,7 @@
 
 #include "memfit/model/arch.h"
 #include "memfit/model/model_class.h"
+#include "memfit/option_error.h"
 
 namespace memfit {
 namespace {
@@ -27,9 +28,11 @@ std::string detect_library(const EstimateRequest& req, const Json& json) {
   }
   if (json.contains("model_type")) return "transformers";
   if (json.contains("architecture") || req.name.rfind("timm/", 0) == 0) return "timm";
-  throw Error(ErrorCode::kMissingKey,
-              "config.json: no 'model_type' (transformers) or 'architecture' (timm); "
-              "pass --library_name if the model is from another library");
+  throw OptionMessage()
+      .text("config.json: no 'model_type' (transformers) or 'architecture' (timm); pass ")
+      .option("library")
+      .text(" if the model is from another library")
+      .error(ErrorCode::kMissingKey);
 }
 
 std::string names_preview(const std::vector<std::string>& names) {
@@ -115,7 +118,7 @@ Model with_config(EstimateRequest request, Config config, bool has_config) {
   const bool use_checkpoint = !req.checkpoint.empty() && req.mode == Mode::kMemfit &&
                               req.source != EstimateRequest::Source::kConfig;
   if (req.source == EstimateRequest::Source::kCheckpoint && req.checkpoint.empty())
-    throw Error(ErrorCode::kInvalidArgument, "--source checkpoint: no safetensors checkpoint found");
+    throw option_error("source", " 'checkpoint': no safetensors checkpoint found");
   if (use_checkpoint) build_from_checkpoint(m);
   else build_from_config(m.request, m);
   return m;

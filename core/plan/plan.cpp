@@ -39,10 +39,6 @@ AccelerateOptions accelerate_options(const PlanRequest& req, bool compat) {
 void runtime_parts(const Model& model, const PlanRequest& req, const TensorTree& tree,
                    std::map<std::string, std::uint64_t>* kv, std::uint64_t* activations,
                    std::vector<std::string>* notes) {
-  RunOptions ro;
-  ro.context = static_cast<std::int64_t>(req.context);
-  ro.batch = static_cast<std::int64_t>(req.batch);
-  if (req.dtype) ro.dtype = std::string(torch_name(*req.dtype));
   // The KV cache of the class that generates (memfit's class; accelerate's AutoModel has no head).
   std::optional<Model> generating;
   if (model.request.mode != Mode::kMemfit) {
@@ -53,7 +49,17 @@ void runtime_parts(const Model& model, const PlanRequest& req, const TensorTree&
     }
     generating = std::move(rebuilt).value();
   }
-  auto run = will_it_run(generating ? *generating : model, ro);
+  auto run = capture([&] {
+    RunOptions ro;
+    ro.context = static_cast<std::int64_t>(req.context);
+    ro.batch = static_cast<std::int64_t>(req.batch);
+    // The loaded dtype as weights (plan's dtype may be any dtype; will_it_run's, floating or a
+    // quantization: an integer dtype other than int8/int4 leaves the note below).
+    if (req.dtype) ro.dtype = parse_weight_dtype(torch_name(*req.dtype), "dtype");
+    Result<RunReport> r = will_it_run(generating ? *generating : model, ro);
+    if (!r) throw r.error();
+    return std::move(r).value();
+  });
   if (!run) {
     notes->push_back("no KV cache or activations budgeted: " + run.error().message());
     return;

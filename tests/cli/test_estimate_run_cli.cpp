@@ -108,6 +108,27 @@ TEST_CASE("--zero / --fsdp / --gpus shard full fine-tuning") {
   CHECK(fsdp["training"]["total_bytes"] == z3["training"]["total_bytes"]);
 }
 
+TEST_CASE("core names options, the CLI prints its flags in their place") {
+  auto context = run_memfit({"estimate", kLlama3, "--context", "99999999999"});
+  CHECK(context.exit_code == 2);
+  CHECK(context.err == "memfit: error: --context must be between 1 and 67108864, got 99999999999\n");
+  auto context_json = run_memfit({"estimate", kLlama3, "--context", "99999999999", "--json"});
+  CHECK(nlohmann::json::parse(context_json.err)["message"] == "--context must be between 1 and 67108864, got 99999999999");
+  CHECK(run_memfit({"estimate", kLlama3, "--kv-dtype", "int3"}).err ==
+        "memfit: error: --kv-dtype: unknown value 'int3' (float32, float16, bfloat16, float8, int8)\n");
+  CHECK(run_memfit({"estimate", kLlama3, "--dtype", "int3"}).err ==
+        "memfit: error: --dtype: unknown value 'int3' (float32, float16, bfloat16, int8, int4, nf4, fp4, fp8, q8_0, q4_0)\n");
+  CHECK(run_memfit({"estimate", kLlama3, "--train", "dpo"}).err ==
+        "memfit: error: --train: unknown value 'dpo' (full, lora, qlora)\n");
+  CHECK(run_memfit({"estimate", kLlama3, "--train", "full", "--optimizer", "lion"}).err ==
+        "memfit: error: --optimizer: unknown value 'lion' (adamw, adamw8bit, adafactor, sgd)\n");
+  CHECK(run_memfit({"estimate", kLlama3, "--train", "full", "--zero", "4"}).err ==
+        "memfit: error: --zero must be 0, 1, 2 or 3, got 4\n");
+  const auto gpu = run_memfit({"estimate", kLlama3, "--gpu", "RTX 2080"});
+  CHECK(gpu.err.rfind("memfit: error: --gpu 'RTX 2080' is not in memfit's catalogue (", 0) == 0);
+  CHECK(gpu.err.find("); give --vram instead\n") != std::string::npos);
+}
+
 TEST_CASE("bad will-it-run flags: one line on stderr and the usage / unsupported exit codes") {
   auto engine = run_memfit({"estimate", kLlama3, "--engine", "tgi"});
   CHECK(engine.exit_code == 2);

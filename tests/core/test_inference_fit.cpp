@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "memfit/api/api.h"
@@ -174,13 +175,12 @@ TEST_CASE("quantization_config sizes the weights; --dtype int4 asks for bitsandb
   const RunReport v3 = run(request_of("deepseek-ai--DeepSeek-V3"), o);
   CHECK(v3.weights_source == "quantization_config");
   CHECK(v3.quantization == "fp8, 128×128 block scales");
-  o.dtype = "int4";
+  o.dtype = parse_weight_dtype("int4", "dtype");
   const RunReport nf4 = run(request_of("meta-llama--Meta-Llama-3-8B"), o);
   CHECK(nf4.weights_source == "--dtype");
   CHECK(nf4.quantization == "bitsandbytes 4-bit");
   CHECK(nf4.inference.weights_bytes < 8030261248.0 * 2 / 2.5);
-  o.dtype = "int3";
-  CHECK_FALSE(will_it_run(request_of("meta-llama--Meta-Llama-3-8B"), o).ok());
+  CHECK_THROWS_AS(parse_weight_dtype("int3", "dtype"), Error);
 }
 
 TEST_CASE("api::inference: the documented fields, and errors as {error: {code, message}}") {
@@ -204,6 +204,7 @@ TEST_CASE("api::inference: the documented fields, and errors as {error: {code, m
 
   const auto bad = nlohmann::json::parse(api::inference(R"({"config": )" + config + R"(, "engine": "tgi"})"));
   CHECK(bad["error"]["code"] == "invalid_argument");
+  CHECK(bad["error"]["message"] == "engine: unknown value 'tgi' (transformers, vllm, llama.cpp)");
   const auto bad_size = nlohmann::json::parse(api::inference(R"({"config": )" + config + R"(, "vram": "big"})"));
   CHECK(bad_size["error"]["code"] == "invalid_argument");
 }
@@ -253,16 +254,46 @@ TEST_CASE("--engine llama.cpp --dtype int4 means GGUF q4_0 (18 bytes per 32 valu
   LinearLayer l;
   l.in = 4096;
   l.out = 4096;
-  const QuantScheme q4 = *quant_scheme_from_dtype_name("int4", /*gguf=*/true);
+  const QuantScheme q4 = quant_scheme_for(WeightQuant::kInt4, /*gguf=*/true);
   // 128 blocks per row × 4,096 rows × 18 bytes (16 packed + one fp16 scale).
   CHECK(quantized_layer_bytes(l, q4) == 9437184.0);
   RunOptions o;
   o.context = 4096;
   o.engine = Engine::kLlamaCpp;
-  o.dtype = "int4";
+  o.dtype = parse_weight_dtype("int4", "dtype");
   const RunReport r = run(request_of("meta-llama--Meta-Llama-3-8B"), o);
   CHECK(r.quantization == "gguf q4_0");
   // All 2-D weights at 4.5 bits, the 65 norm vectors (4096 each) and inv_freq at bf16:
   // (8,030,261,248 − 65 × 4096) × 18/32 + (65 × 4096 + 64) × 2.
   CHECK(r.inference.weights_bytes == (8030261248.0 - 65 * 4096) * 18 / 32 + (65.0 * 4096 + 64) * 2);
+}
+
+TEST_CASE("api::inference: messages name the request's options, never a CLI flag") {
+  const std::string config = test::fixture("configs/meta-llama--Meta-Llama-3-8B.json");
+  auto message = [&](const std::string& fields) {
+    const auto j = nlohmann::json::parse(api::inference(R"({"config": )" + config + ", " + fields + "}"));
+    REQUIRE(j.contains("error"));
+    return j["error"]["message"].get<std::string>();
+  };
+  CHECK(message(R"("context": 0)") == fmt::format("context must be between 1 and {}, got 0", kMaxSolvedContext));
+  CHECK(message(R"("batch": 0)") == fmt::format("batch must be between 1 and {}, got 0", kMaxSolvedBatch));
+  CHECK(message(R"("kv_dtype": "int3")") == "kv_dtype: unknown value 'int3' (float32, float16, bfloat16, float8, int8)");
+  CHECK(message(R"("dtype": "int3")") ==
+        "dtype: unknown value 'int3' (float32, float16, bfloat16, int8, int4, nf4, fp4, fp8, q8_0, q4_0)");
+  CHECK(message(R"("train": {"method": "dpo"})") == "train.method: unknown value 'dpo' (full, lora, qlora)");
+  CHECK(message(R"("train": {"method": "full", "zero": 4})") == "zero must be 0, 1, 2 or 3, got 4");
+  CHECK(message(R"("train": {"method": "full", "gpus": 0})") == "gpus must be at least 1");
+  const std::string gpu = message(R"("gpu": "RTX 2080")");
+  CHECK(gpu.rfind("gpu 'RTX 2080' is not in memfit's catalogue (", 0) == 0);
+  CHECK(gpu.find("); give vram instead") != std::string::npos);
+  for (const char* fields : {R"("context": 0)", R"("kv_dtype": "x")", R"("gpu": "RTX 2080")", R"("gpu": "RTX 40")"})
+    CHECK_MESSAGE(message(fields).find("--") == std::string::npos, fields);
+}
+
+TEST_CASE("api::inference: train without a method takes RunOptions' default (full), as a TrainingOptions does") {
+  const std::string config = test::fixture("configs/meta-llama--Meta-Llama-3-8B.json");
+  const auto j = nlohmann::json::parse(api::inference(R"({"config": )" + config + R"(, "train": {}})"));
+  REQUIRE(j.contains("training"));
+  CHECK(j["training"]["method"] == std::string(train_method_name(kRunDefaults.train_method)));
+  CHECK(j["training"]["method"] == "full");
 }

@@ -203,7 +203,7 @@ TEST_CASE("KV errors name the key") {
   }
   const AttentionLayout l = layout_of("meta-llama--Meta-Llama-3-8B");
   CHECK_THROWS_AS(kv(l, Engine::kVllm, KvDtype::kBF16, 0), Error);
-  CHECK(engine_from_name("llama.cpp") == Engine::kLlamaCpp);
-  CHECK_FALSE(engine_from_name("tgi").has_value());
-  CHECK(kv_dtype_from_name("fp8") == KvDtype::kF8);
+  CHECK(value_of(kEngineNames, "llama.cpp") == Engine::kLlamaCpp);
+  CHECK_FALSE(value_of(kEngineNames, "tgi").has_value());
+  CHECK(value_of(kKvDtypeNames, "fp8") == KvDtype::kF8);
 }

@@ -115,6 +115,10 @@ TEST_CASE("unknown quant_method is an error that says what to do") {
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(e.message().find("'hqq'") != std::string::npos);
-    CHECK(e.message().find("--dtype") != std::string::npos);
+    // It names the dtype option (the CLI prints it as --dtype), never a flag.
+    CHECK(e.message().find("give dtype to size the weights unquantized") != std::string::npos);
+    CHECK(e.message().find("--") == std::string::npos);
+    REQUIRE(e.options().size() == 1);
+    CHECK(e.message().substr(e.options()[0].begin, e.options()[0].size) == "dtype");
   }
 }

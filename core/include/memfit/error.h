@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace memfit {
 
@@ -97,16 +98,36 @@ enum class ErrorCode {
 
 std::string_view error_code_name(ErrorCode code);
 
+// Where a message names an option of a request (`context`, `train.method`): core names options
+// as the JSON API does, and each face may show them in its own spelling (the CLI as its flags).
+struct OptionSpan {
+  std::size_t begin = 0, size = 0;
+};
+
 class Error {
  public:
-  Error(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Error(ErrorCode code, std::string message, std::vector<OptionSpan> options = {})
+      : code_(code), message_(std::move(message)), options_(std::move(options)) {}
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }
   const char* what() const { return message_.c_str(); }
+  const std::vector<OptionSpan>& options() const { return options_; }
+  // The message with each option name replaced by spell(name).
+  template <typename Spell>
+  std::string message_spelled(Spell&& spell) const {
+    std::string out;
+    std::size_t at = 0;
+    for (const OptionSpan& o : options_) {
+      out.append(message_, at, o.begin - at).append(spell(std::string_view(message_).substr(o.begin, o.size)));
+      at = o.begin + o.size;
+    }
+    return out.append(message_, at, std::string::npos);
+  }
 
  private:
   ErrorCode code_;
   std::string message_;
+  std::vector<OptionSpan> options_;  // in message order, not overlapping
 };
 
 // A value or an Error. Deliberately tiny: C++17 has no std::expected.

@@ -8,15 +8,10 @@
 #include <vector>
 
 #include "memfit/memory/kv_cache.h"
+#include "memfit/memory/options.h"
 #include "memfit/model/model_dims.h"
 
 namespace memfit {
-
-enum class AttentionImpl : std::uint8_t { kSdpa, kEager };  // sdpa: flash / memory-efficient kernels
-std::optional<AttentionImpl> attention_impl_from_name(std::string_view name);
-std::string_view attention_impl_name(AttentionImpl impl);
-
-inline constexpr double kDefaultOverheadBytes = 500.0 * 1024 * 1024;  // CUDA context + workspaces
 
 struct MemoryPart {
   std::string name;
@@ -24,8 +19,8 @@ struct MemoryPart {
 };
 
 struct ActivationOptions {
-  Engine engine = Engine::kTransformers;
-  AttentionImpl attention = AttentionImpl::kSdpa;
+  Engine engine = kRunDefaults.engine;
+  AttentionImpl attention = kRunDefaults.attention;
   double element_bytes = 2;        // the compute dtype
   std::int64_t context = 1, batch = 1;
   std::int64_t encoder_length = 0;  // encoder-decoder: the encoder's tokens (0: context)
@@ -45,7 +40,7 @@ struct Activations {
 Activations inference_activations(const ModelDims& dims, const ActivationOptions& options);
 
 struct InferenceEstimate {
-  Engine engine = Engine::kTransformers;
+  Engine engine = kRunDefaults.engine;
   std::string dtype;       // weights' compute dtype
   std::string kv_dtype;
   std::string attention;   // "sdpa" / "eager"

@@ -18,18 +18,11 @@
 #include <string_view>
 #include <vector>
 
+#include "memfit/memory/options.h"
 #include "memfit/model/config.h"
 
 namespace memfit {
 
-enum class Engine : std::uint8_t { kTransformers, kVllm, kLlamaCpp };
-std::optional<Engine> engine_from_name(std::string_view name);  // "transformers", "vllm", "llama.cpp"
-std::string_view engine_name(Engine engine);
-
-enum class KvDtype : std::uint8_t { kF32, kF16, kBF16, kF8, kI8 };
-// "float32", "float16"/"fp16", "bfloat16"/"bf16", "float8"/"fp8", "int8"/"q8_0".
-std::optional<KvDtype> kv_dtype_from_name(std::string_view name);
-std::string_view kv_dtype_name(KvDtype dtype);
 // Bytes one cached element takes under an engine: llama.cpp stores int8 as q8_0 (34 bytes per
 // 32 values: 32 int8 + one fp16 scale).
 double kv_element_bytes(KvDtype dtype, Engine engine);
@@ -59,10 +52,10 @@ struct AttentionLayout {
 AttentionLayout attention_layout(const Config& config);
 
 struct KvOptions {
-  Engine engine = Engine::kTransformers;
+  Engine engine = kRunDefaults.engine;
   KvDtype dtype = KvDtype::kBF16;
   std::int64_t context = 0;         // tokens per sequence
-  std::int64_t batch = 1;           // sequences
+  std::int64_t batch = kRunDefaults.batch;          // sequences
   std::int64_t encoder_length = 0;  // encoder-decoder: encoder tokens (0: the layout's default, else context)
   // Engine parameters, at the engines' defaults (docs/memory-model.md).
   std::int64_t vllm_block_size = 16;

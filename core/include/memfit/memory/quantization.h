@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "memfit/memory/linear_layers.h"
+#include "memfit/memory/options.h"
 #include "memfit/model/config.h"
 #include "memfit/model/dtype.h"
 #include "memfit/model/tensor_tree.h"
@@ -46,9 +47,10 @@ struct QuantScheme {
 // The scheme of config.json's `quantization_config`; nullopt when there is none. An unknown
 // quant_method throws Error(kInvalidValue) listing the known ones.
 std::optional<QuantScheme> quant_scheme_from_config(const Config& config);
-// `--dtype int8` (bitsandbytes LLM.int8), `int4` / `nf4` (bitsandbytes NF4), `fp4`, `fp8`,
-// `q8_0`, `q4_0` (GGUF); with `gguf`, int8 / int4 mean q8_0 / q4_0 (llama.cpp). Else nullopt.
-std::optional<QuantScheme> quant_scheme_from_dtype_name(const std::string& name, bool gguf = false);
+// The scheme of a `dtype` option's quantization: int8 (bitsandbytes LLM.int8), int4 / nf4
+// (bitsandbytes NF4), fp4, fp8, q8_0, q4_0 (GGUF); with `gguf`, int8 / int4 mean q8_0 / q4_0
+// (llama.cpp).
+QuantScheme quant_scheme_for(WeightQuant quant, bool gguf = false);
 // QLoRA's base model: NF4 with double quantization (Dettmers et al. 2023).
 QuantScheme qlora_scheme();
 

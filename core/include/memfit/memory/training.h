@@ -17,6 +17,7 @@
 
 #include "memfit/memory/inference.h"
 #include "memfit/memory/lora.h"
+#include "memfit/memory/options.h"
 #include "memfit/memory/quantization.h"
 #include "memfit/model/dtype.h"
 #include "memfit/model/model_dims.h"
@@ -24,33 +25,24 @@
 
 namespace memfit {
 
-enum class TrainMethod : std::uint8_t { kFull, kLora, kQlora };
-std::optional<TrainMethod> train_method_from_name(std::string_view name);  // full, lora, qlora
-std::string_view train_method_name(TrainMethod m);
-
-enum class Optimizer : std::uint8_t { kAdamW, kAdamW8bit, kAdafactor, kSgd };
-// adamw, adamw8bit (also adamw_8bit, paged_adamw_8bit), adafactor, sgd
-std::optional<Optimizer> optimizer_from_name(std::string_view name);
-std::string_view optimizer_name(Optimizer o);
-
 // Bytes of optimizer state for one trainable fp32 tensor of this shape:
 //   AdamW 8·n; 8-bit AdamW (bitsandbytes) 2·n + 2·4·⌈n/256⌉, tensors under 4096 values in fp32;
 //   Adafactor (transformers, beta1=None) 4·(rows + cols) for ≥2-D, 4·n for 1-D; SGD momentum 4·n.
 double optimizer_state_bytes(Optimizer o, const Shape& shape);
 
 struct TrainingOptions {
-  TrainMethod method = TrainMethod::kFull;
-  std::int64_t rank = 8;
-  std::vector<std::string> targets{"all-linear"};
-  Optimizer optimizer = Optimizer::kAdamW;
+  TrainMethod method = kRunDefaults.train_method;
+  std::int64_t rank = kRunDefaults.rank;
+  std::vector<std::string> targets{std::string(kRunDefaults.targets)};
+  Optimizer optimizer = kRunDefaults.optimizer;
   bool grad_checkpointing = false;
-  int zero_stage = 0;  // 0..3
+  int zero_stage = kRunDefaults.zero_stage;  // 0..3
   bool fsdp = false;   // FULL_SHARD: like stage 3
-  std::int64_t gpus = 1;
-  std::int64_t sequence_length = 512, batch = 1;  // per GPU micro-batch
+  std::int64_t gpus = kRunDefaults.gpus;
+  std::int64_t sequence_length = 512, batch = kRunDefaults.batch;  // per GPU micro-batch
   DType compute = DType::kBF16;
-  AttentionImpl attention = AttentionImpl::kSdpa;
-  double overhead_bytes = kDefaultOverheadBytes;
+  AttentionImpl attention = kRunDefaults.attention;
+  double overhead_bytes = kRunDefaults.overhead_bytes;
 };
 
 struct TrainingActivations {

@@ -15,21 +15,22 @@
 
 namespace memfit {
 
-inline constexpr std::int64_t kDefaultContext = 4096;  // capped at the model's own maximum
-
+// The will-it-run options, named as the JSON API names them (docs/api.md); both the CLI and
+// api::inference() start from these defaults (memfit/memory/options.h) and set what is given.
 struct RunOptions {
-  std::optional<std::int64_t> context;  // default: min(4096, the model's max positions)
-  std::int64_t batch = 1;
-  std::string kv_dtype;  // "" → the weights' compute dtype
-  Engine engine = Engine::kTransformers;
-  std::string dtype;     // "" → config torch_dtype (float32 if none); float32/float16/bfloat16,
-                         // or int8 / int4 / nf4 / fp4 / fp8 (bitsandbytes / fp8 quantization)
-  AttentionImpl attention = AttentionImpl::kSdpa;
-  double overhead_bytes = kDefaultOverheadBytes;
+  std::optional<std::int64_t> context;  // default: min(kRunDefaults.context, the model's max positions)
+  std::int64_t batch = kRunDefaults.batch;
+  std::optional<KvDtype> kv_dtype;  // default: the weights' compute dtype
+  Engine engine = kRunDefaults.engine;
+  // Default: the checkpoint as stored, else config quantization_config and torch_dtype
+  // (float32 if none).
+  std::optional<WeightDtype> dtype;
+  AttentionImpl attention = kRunDefaults.attention;
+  double overhead_bytes = kRunDefaults.overhead_bytes;
   std::int64_t encoder_length = 0;
   std::optional<double> vram_bytes;
   std::string gpu;
-  double gpu_memory_utilization = 0.9;  // vLLM's default share of the GPU
+  double gpu_memory_utilization = kRunDefaults.gpu_memory_utilization;
   std::optional<TrainingOptions> train;  // sequence_length/batch come from context/batch
 };
 

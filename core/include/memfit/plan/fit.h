@@ -18,6 +18,7 @@
 
 #include "memfit/error.h"
 #include "memfit/memory/largest_layer.h"
+#include "memfit/memory/options.h"
 #include "memfit/model/tensor_tree.h"
 #include "memfit/plan/device.h"
 #include "memfit/plan/device_map.h"
@@ -27,7 +28,7 @@ namespace memfit::plan {
 
 struct FitOptions {
   AccelerateOptions sizes;          // dtype, special dtypes, no_split, offload_buffers, buffers era
-  std::uint64_t overhead_bytes = 500ull << 20;  // CUDA context + library workspaces, per GPU
+  std::uint64_t overhead_bytes = static_cast<std::uint64_t>(kRunDefaults.overhead_bytes);
   std::uint64_t activation_bytes = 0;           // forward workspace at context × batch, per GPU
   // KV cache bytes (at context × batch) per unit name: usually one entry per decoder layer.
   std::map<std::string, std::uint64_t> kv_bytes;

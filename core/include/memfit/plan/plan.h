@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memfit/memory/estimate.h"
+#include "memfit/memory/options.h"
 #include "memfit/plan/device.h"
 #include "memfit/plan/device_map.h"
 #include "memfit/plan/fit.h"
@@ -27,8 +28,8 @@ struct PlanRequest {
   std::map<std::string, DType> special_dtypes;
   bool offload_buffers = false;
   bool no_disk = false;
-  std::uint64_t context = 4096, batch = 1;
-  std::uint64_t overhead_bytes = 500ull << 20;
+  std::uint64_t context = kRunDefaults.context, batch = kRunDefaults.batch;
+  std::uint64_t overhead_bytes = static_cast<std::uint64_t>(kRunDefaults.overhead_bytes);
   // KV bytes per unit and activation bytes for `fit` (computed by the caller from the config).
   std::map<std::string, std::uint64_t> kv_bytes;
   std::uint64_t activation_bytes = 0;

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "memfit/name_table.h"
+
 namespace memfit::plan {
 
 enum class Strategy {
@@ -16,14 +18,21 @@ enum class Strategy {
   kFit,           // memfit's planner: KV cache, activations and overhead budgeted per GPU
 };
 
-inline constexpr Strategy kStrategies[] = {Strategy::kAuto, Strategy::kBalanced, Strategy::kBalancedLow0,
-                                           Strategy::kSequential, Strategy::kFit};
+inline constexpr NameRow<Strategy> kStrategyNames[] = {
+    {"auto", Strategy::kAuto},
+    {"balanced", Strategy::kBalanced},
+    {"balanced_low_0", Strategy::kBalancedLow0},
+    {"sequential", Strategy::kSequential},
+    {"fit", Strategy::kFit},
+};
 
-std::string_view strategy_name(Strategy s);  // "auto", "balanced", "balanced_low_0", ...
-std::optional<Strategy> strategy_from_name(std::string_view name);
+inline std::string_view strategy_name(Strategy s) { return name_of(kStrategyNames, s); }
+inline std::optional<Strategy> strategy_from_name(std::string_view name) { return value_of(kStrategyNames, name); }
 // "auto, balanced, balanced_low_0, sequential, fit" (for messages and help).
-std::string strategy_list();
-// Strategy from a name, or Error(kInvalidArgument) naming `what` (the option) and the choices.
-Strategy parse_strategy(std::string_view name, std::string_view what);
+inline std::string strategy_list() { return name_list(kStrategyNames); }
+// Strategy from a name, or Error(kInvalidArgument) naming `option` and the choices.
+inline Strategy parse_strategy(std::string_view name, std::string_view option) {
+  return parse_name(kStrategyNames, name, option);
+}
 
 }  // namespace memfit::plan
