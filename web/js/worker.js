@@ -1,8 +1,9 @@
 // @ts-check
 // The Web Worker that owns the WASM module: loaded once, as soon as the worker starts (it is only
 // started for a call), then every call is one synchronous api.h function run off the main
-// thread. Messages (see api.js):
-//   in:  {id, fn, args}          fn ∈ estimate | plan | inference | parse_safetensors_header | supported
+// thread. api.js terminates the worker when the page is idle, which frees the module's memory.
+// Messages (see api.js):
+//   in:  {id, fn, args}          fn: a function the module exports (wasm/bindings.cpp: api.h's list)
 //   out: {id, text, ms, ready?}  text: the api's JSON reply; ms: time spent in WASM; ready (first
 //                                reply only): when the module had loaded, ms since the epoch
 //        {id, failure}           the module itself could not load or threw (not an api error)
@@ -27,13 +28,14 @@ function loadModule() {
 // A failure is reported to each call (onmessage awaits the same promise).
 loadModule().catch(() => {});
 
-const FUNCTIONS = new Set(['estimate', 'plan', 'inference', 'parse_safetensors_header', 'supported']);
-
 self.onmessage = async (event) => {
   const { id, fn, args } = event.data || {};
   try {
-    if (!FUNCTIONS.has(fn)) throw new Error(`unknown function ${fn}`);
     const wasm = await loadModule();
+    // the module's own properties are its exported functions (and no inherited ones)
+    if (typeof fn !== 'string' || !Object.hasOwn(wasm, fn) || typeof wasm[fn] !== 'function') {
+      throw new Error(`unknown function ${fn}`);
+    }
     const t0 = performance.now();
     const text = wasm[fn](...(args || []));
     const ms = performance.now() - t0;
