@@ -3,7 +3,7 @@
 // started for a call), then every call is one synchronous api.h function run off the main
 // thread. api.js terminates the worker when the page is idle, which frees the module's memory.
 // Messages (see api.js):
-//   in:  {id, fn, args}          fn: a function the module exports (wasm/bindings.cpp: api.h's list)
+//   in:  {id, fn, args}          fn: one of the module's api functions (api.h's list)
 //   out: {id, text, ms, ready?}  text: the api's JSON reply; ms: time spent in WASM; ready (first
 //                                reply only): when the module had loaded, ms since the epoch
 //        {id, failure}           the module itself could not load or threw (not an api error)
@@ -12,12 +12,16 @@
 let modulePromise = null;
 /** @type {number | undefined} */
 let readyAt;
+/** The api's functions, as the module lists them (supported().functions: api.h's one list). */
+/** @type {Set<string>} */
+let functions = new Set();
 
 function loadModule() {
   if (!modulePromise) {
     const url = new URL('../wasm/memfit.mjs', import.meta.url).href;
     modulePromise = import(url).then((m) => m.default()).then((wasm) => {
       readyAt = performance.timeOrigin + performance.now();
+      functions = new Set(JSON.parse(wasm.supported()).functions);
       return wasm;
     });
   }
@@ -32,10 +36,7 @@ self.onmessage = async (event) => {
   const { id, fn, args } = event.data || {};
   try {
     const wasm = await loadModule();
-    // the module's own properties are its exported functions (and no inherited ones)
-    if (typeof fn !== 'string' || !Object.hasOwn(wasm, fn) || typeof wasm[fn] !== 'function') {
-      throw new Error(`unknown function ${fn}`);
-    }
+    if (!functions.has(fn)) throw new Error(`unknown function ${fn}`);
     const t0 = performance.now();
     const text = wasm[fn](...(args || []));
     const ms = performance.now() - t0;
