@@ -4,8 +4,8 @@
 // share it) until the page has been idle for `idleMs`: the worker is then let go, with the
 // module's memory, and the next call starts a new one (the module comes from the HTTP cache).
 // `call(fn, ...args)` runs one function of core/include/memfit/api/api.h by its name — the
-// worker answers for exactly the functions the module exports, so no list of them lives here —
-// and resolves with the parsed JSON reply: a result, or {error: {code, message}} (docs/api.md).
+// worker answers for exactly the functions the module lists (api.h's one list, through
+// supported()), so none is listed here — and resolves with the parsed JSON reply: a result, or {error: {code, message}} (docs/api.md).
 // Only a failure of the module itself (it cannot load) rejects. The reply types below document
 // what each function answers.
 
