@@ -108,7 +108,7 @@ class MemfitEstimate extends HTMLElement {
     try {
       if (!model) throw new ModelError('input', 'the element needs a model attribute (org/name)');
       const source = await fromHub({ input: model, revision, library, endpoint, signal: controller.signal, timeoutMs: 20000 });
-      const reply = await engine().estimate(estimateRequest(source, { mode, dtypes: dtypes.length ? dtypes : null }));
+      const reply = await engine().call('estimate', estimateRequest(source, { mode, dtypes: dtypes.length ? dtypes : null }));
       if (mine !== this.runs) return;
       if (isError(reply)) throw new ModelError(reply.error.code, reply.error.message);
       const page = new URL('./index.html', import.meta.url);

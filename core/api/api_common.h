@@ -17,11 +17,8 @@ EstimateRequest model_request(const Json& request);
 // {"error": {"code", "message"}} as text.
 std::string error_reply(const Error& e);
 
-// Runs fn(request) → Json, turning any failure into an error reply.
-template <typename Fn>
-std::string respond(const std::string& request_json, Fn&& fn) {
-  Result<std::string> r = capture([&]() -> std::string { return dump_json(fn(parse_request(request_json))); });
-  return r.ok() ? r.value() : error_reply(r.error());
-}
+// Runs fn(request) → Json, turning any failure into an error reply. A function pointer, not a
+// template: the WebAssembly module carries this exception handling once for every call.
+std::string respond(const std::string& request_json, Json (*fn)(const Json& request));
 
 }  // namespace memfit::api

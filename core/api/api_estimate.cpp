@@ -4,7 +4,6 @@
 #include "memfit/api/api.h"
 #include "memfit/format/safetensors.h"
 #include "memfit/format/strict_json.h"
-#include "memfit/model/arch.h"
 #include "memfit/report/report_json.h"
 
 namespace memfit::api {
@@ -86,8 +85,18 @@ EstimateRequest model_request(const Json& j) {
   return req;
 }
 
+// (Replies are built key by key, not from initializer lists: smaller code in the WebAssembly module.)
 std::string error_reply(const Error& e) {
-  return Json{{"error", {{"code", std::string(error_code_name(e.code()))}, {"message", e.message()}}}}.dump();
+  Json reply;
+  Json& error = reply["error"];
+  error["code"] = std::string(error_code_name(e.code()));
+  error["message"] = e.message();
+  return reply.dump();
+}
+
+std::string respond(const std::string& request_json, Json (*fn)(const Json& request)) {
+  Result<std::string> r = capture([&]() -> std::string { return dump_json(fn(parse_request(request_json))); });
+  return r.ok() ? r.value() : error_reply(r.error());
 }
 
 std::string estimate(const std::string& request_json) {
@@ -107,24 +116,22 @@ std::string parse_safetensors_header(const std::string& bytes, double file_size)
                               "model.safetensors");
   if (!h) return error_reply(h.error());
   Json out;
-  out["tensors"] = Json::array();
-  for (const auto& t : h->tensors)
-    out["tensors"].push_back({{"name", t.name},
-                              {"dtype", std::string(safetensors_name(t.dtype))},
-                              {"shape", t.shape},
-                              {"data_offsets", {t.begin, t.end}}});
+  Json& tensors = out["tensors"] = Json::array();
+  for (const auto& t : h->tensors) {
+    Json tensor;
+    tensor["name"] = t.name;
+    tensor["dtype"] = std::string(safetensors_name(t.dtype));
+    tensor["shape"] = t.shape;
+    Json& offsets = tensor["data_offsets"];
+    offsets.push_back(t.begin);
+    offsets.push_back(t.end);
+    tensors.push_back(std::move(tensor));
+  }
   Json md = Json::object();
   for (const auto& [k, v] : h->metadata) md[k] = v;
   out["metadata"] = md;
   out["header_size"] = h->header_size;
   out["data_size"] = h->data_size;
-  return out.dump();
-}
-
-std::string supported() {
-  Json out = {{"transformers", Json::array()}, {"timm", Json::array()}};
-  for (const Family* f : families())
-    for (auto k : family_keys(*f)) out[std::string(f->library)].push_back(std::string(k));
   return out.dump();
 }
 

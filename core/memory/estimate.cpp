@@ -19,7 +19,7 @@ const std::vector<std::string> kAccelerateDtypes{"float32", "float16", "int8", "
 const std::vector<std::string> kMemfitDtypes{"float32", "float16", "bfloat16", "int8", "int4"};
 
 std::vector<std::string> checked_dtypes(const EstimateRequest& req) {
-  const auto& allowed = req.mode == Mode::kAccelerate ? kAccelerateDtypes : kMemfitDtypes;
+  const auto& allowed = estimate_dtypes(req.mode);
   if (req.dtypes.empty()) return allowed;
   for (const auto& d : req.dtypes)
     if (std::find(allowed.begin(), allowed.end(), d) == allowed.end())
@@ -137,6 +137,10 @@ void memfit_rows(const TensorTree& tree, const std::vector<int>& order,
 }
 
 }  // namespace
+
+const std::vector<std::string>& estimate_dtypes(Mode mode) {
+  return mode == Mode::kAccelerate ? kAccelerateDtypes : kMemfitDtypes;
+}
 
 std::string mode_name(Mode m) { return m == Mode::kAccelerate ? "accelerate" : "memfit"; }
 

@@ -78,10 +78,10 @@ try {
         let bytes = 0;
         // Untimed first: V8 compiles a function on its first call and optimizes it once hot;
         // the first series measured would otherwise carry that for every model after it.
-        for (let i = 0; i < Math.min(n, 10); i++) await engine().estimate({ config, name: id, library: 'transformers', mode });
+        for (let i = 0; i < Math.min(n, 10); i++) await engine().call('estimate', { config, name: id, library: 'transformers', mode });
         for (let i = 0; i < n; i++) {
           const t0 = performance.now();
-          const reply = await engine().estimate({ config, name: id, library: 'transformers', mode });
+          const reply = await engine().call('estimate', { config, name: id, library: 'transformers', mode });
           roundTrip.push(performance.now() - t0);
           inWasm.push(engine().lastMs.estimate);
           if (reply.error) throw new Error(reply.error.message);

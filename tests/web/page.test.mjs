@@ -11,6 +11,7 @@ import { serveStatic } from '../../web/tools/serve.mjs';
 import { launch, openPage, settle, shot } from './support/browser.mjs';
 import { cliJson, memfit } from './support/cli.mjs';
 import { CONFIGS, GOLDEN, WEB_DIR, need } from './support/paths.mjs';
+import { wasm } from './support/wasm.mjs';
 import { existsSync } from 'node:fs';
 
 let hub, site, browser;
@@ -482,6 +483,50 @@ describe('panels, layout and speed', () => {
     await plain.page.waitForFunction(() => performance.getEntriesByName('memfit:app').length === 1);
     assert.equal(plain.page.workers().length, 0, 'no worker (and no module) for a visit that computes nothing');
     await plain.context.close();
+    await context.close();
+  });
+
+  test('an idle page lets the worker go (?idle=MS), and the next input starts another', { timeout: 60000 }, async () => {
+    const { page, context, problems } = await openPage(browser);
+    let started = 0;
+    page.on('worker', () => { started += 1; });
+    await page.goto(url({ model: 'gpt2', idle: '50' }));
+    assert.equal(await settle(page), 'result');
+    // idle: each worker ends, and the module's memory with it (the test times out if none does)
+    await Promise.all(page.workers().map((w) => new Promise((done) => w.once('close', done))));
+    assert.equal(page.workers().length, 0);
+    const before = started;
+    await page.uncheck('input[name=dtype][value=int8]');
+    await page.waitForFunction(() => {
+      const table = document.querySelector('pre.table')?.textContent || '';
+      return /float32/.test(table) && !/int8/.test(table);
+    });
+    assert.equal(started, before + 1, 'a new worker answered');
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("the inputs offer core's choices (supported()), drawn without loading the module", async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(`${site.url}/?gpu=a100-40gb&rgpu=a10g`);
+    const s = (await wasm()).supported();
+    const options = (/** @type {string} */ id) => page.$$eval(`#${id} option`, (os) => os.map((o) => o.value));
+    assert.deepEqual(await options('plan-strategy'), s.strategies);
+    assert.deepEqual(await options('plan-dtype'), s.dtypes.memfit);
+    assert.deepEqual(await options('run-dtype'), ['', ...s.weight_dtypes]);
+    assert.deepEqual(await options('run-kv'), ['', ...s.kv_dtypes]);
+    assert.deepEqual(await options('run-engine'), s.engines);
+    assert.deepEqual(await options('run-train'), ['none', ...s.train_methods]);
+    assert.deepEqual(await options('run-optimizer'), s.optimizers);
+    for (const id of ['plan-gpu', 'run-gpu']) {
+      assert.deepEqual((await options(id)).sort(), s.gpus.map((g) => g.aliases[0]).sort(), id);
+    }
+    assert.deepEqual(await page.$$eval('input[name=dtype]', (bs) => bs.map((b) => b.value)), s.dtypes.memfit);
+    // a link's GPU by any name core accepts for it
+    assert.equal(await page.inputValue('#plan-gpu'), 'a10040gb');
+    assert.equal(await page.inputValue('#run-gpu'), 'a10');
+    assert.equal(page.workers().length, 0, 'no worker');
+    assert.deepEqual(problems, []);
     await context.close();
   });
 

@@ -8,12 +8,13 @@ import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { ROOT, WEB_DIR, need } from './support/paths.mjs';
+import { WEB_DIR, need } from './support/paths.mjs';
 import { serveStatic } from '../../web/tools/serve.mjs';
 import { precompress } from '../../web/tools/build.mjs';
 
 test('index.html modulepreloads exactly the modules app.js imports', () => {
-  const web = join(ROOT, 'web');
+  // the built site: it holds js/supported.js, which the build writes
+  const web = need(WEB_DIR, 'the built site (web/tools/build.mjs)');
   const html = readFileSync(join(web, 'index.html'), 'utf8');
   const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort();
   const seen = new Set();

@@ -1,8 +1,13 @@
 // web/js/state.js under node: the URL form of the page's state (the share link) and the
-// model-input rules.
+// model-input rules. From the built site: state.js imports supported.js, which the build writes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULTS, isRepoId, parseModelInput, queryFromState, requestDtypes, stateFromQuery } from '../../web/js/state.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { WEB_DIR, need } from './support/paths.mjs';
+
+const { DEFAULTS, isRepoId, parseModelInput, queryFromState, requestDtypes, stateFromQuery } =
+  await import(pathToFileURL(need(join(WEB_DIR, 'js/state.js'), 'the built site (web/tools/build.mjs)')).href);
 
 test('defaults write an empty query, and an empty query reads the defaults', () => {
   assert.equal(queryFromState(DEFAULTS), '');

@@ -1,13 +1,11 @@
 // The ES module the page loads, under node: every function of core/include/memfit/api/api.h through
 // embind — strings in, strings out, errors as {"error": {code, message}}, never a throw.
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { wasm } from './support/wasm.mjs';
 import { CONFIGS } from './support/paths.mjs';
-
-const API = ['estimate', 'plan', 'inference', 'parse_safetensors_header', 'supported'];
 
 /** A safetensors file: 8-byte length, the header, the data. */
 function safetensors(header, dataBytes) {
@@ -18,9 +16,13 @@ function safetensors(header, dataBytes) {
   return new Uint8Array(out);
 }
 
-test('the module exposes exactly the functions of api.h', async () => {
-  const { raw } = await wasm();
-  for (const fn of API) assert.equal(typeof raw[fn], 'function', fn);
+test('the module exposes exactly the functions of api.h, and supported() names them', async () => {
+  const m = await wasm();
+  const listed = m.supported().functions;
+  assert.ok(listed.includes('estimate') && listed.includes('supported'), JSON.stringify(listed));
+  // embind marks the functions it exports with their argument count
+  const exported = Object.keys(m.raw).filter((k) => typeof m.raw[k] === 'function' && 'argCount' in m.raw[k]);
+  assert.deepEqual(exported.sort(), [...listed].sort());
 });
 
 test('control characters come back as JSON \\u escapes (the module links its own integer-only snprintf)', async () => {
@@ -85,4 +87,59 @@ test('parse_safetensors_header() reports each malformed header with its code', a
   const file = safetensors({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }, 8);
   assert.equal(m.header(file.subarray(0, 12), file.length).error.code, 'safetensors_header_truncated');
   assert.equal(m.header(file, file.length + 1).error.code, 'safetensors_file_size_mismatch');
+});
+
+describe('supported() lists exactly what the api accepts', () => {
+  const config = readFileSync(join(CONFIGS, 'gpt2.json'), 'utf8');
+  /** An inference reply's error about `what`, if any. */
+  const refused = (reply, what) => reply.error && new RegExp(what).test(reply.error.message) ? reply.error.message : '';
+
+  test("the estimate's dtypes by mode: each mode's rows, and nothing else", async () => {
+    const m = await wasm();
+    const { dtypes } = m.supported();
+    for (const mode of ['memfit', 'accelerate']) {
+      const r = m.estimate({ config, name: 'gpt2', mode });
+      assert.deepEqual(r.rows.map((x) => x.dtype), dtypes[mode], mode);
+    }
+    const other = dtypes.memfit.find((d) => !dtypes.accelerate.includes(d));
+    assert.equal(m.estimate({ config, name: 'gpt2', mode: 'accelerate', dtypes: [other] }).error?.code, 'invalid_argument');
+  });
+
+  test('strategies: plan() takes each, and refuses another', async () => {
+    const m = await wasm();
+    const request = (strategy) => ({ config, name: 'gpt2', max_memory: { 0: '1GiB', cpu: '8GiB' }, strategy });
+    for (const s of m.supported().strategies) assert.equal(refused(m.plan(request(s)), 'strategy'), '', s);
+    assert.match(refused(m.plan(request('nope')), 'strategy'), /nope/);
+  });
+
+  test('weight dtypes, KV-cache dtypes, engines, training methods and optimizers: inference() takes each', async () => {
+    const m = await wasm();
+    const s = m.supported();
+    const cases = [
+      ...s.weight_dtypes.map((dtype) => [{ dtype }, 'dtype']),
+      ...s.kv_dtypes.map((kv_dtype) => [{ kv_dtype }, 'kv-dtype|kv_dtype']),
+      ...s.engines.map((engine) => [{ engine }, 'engine']),
+      ...s.train_methods.map((method) => [{ train: { method } }, 'method']),
+      ...s.optimizers.map((optimizer) => [{ train: { method: 'lora', optimizer } }, 'optimizer']),
+    ];
+    assert.ok(cases.length >= 20, `${cases.length} choices`);
+    for (const [fields, what] of cases) {
+      const reply = m.inference({ config, name: 'gpt2', context: 1024, ...fields });
+      assert.equal(reply.error, undefined, `${JSON.stringify(fields)}: ${JSON.stringify(reply.error)}`);
+    }
+    assert.match(refused(m.inference({ config, name: 'gpt2', engine: 'nope' }), 'engine'), /nope/);
+  });
+
+  test('GPUs: each name and alias is the GPU of the catalogue', async () => {
+    const m = await wasm();
+    const { gpus } = m.supported();
+    assert.ok(gpus.length >= 10);
+    for (const g of gpus) {
+      assert.ok(g.memory_bytes > 0 && g.aliases.length > 0, JSON.stringify(g));
+      for (const gpu of [g.name, ...g.aliases]) {
+        const fit = m.inference({ config, name: 'gpt2', context: 1024, gpu }).fit;
+        assert.equal(fit?.gpu?.name, g.name, gpu);
+      }
+    }
+  });
 });

@@ -1,9 +1,13 @@
 // @ts-check
-// The typed, lazy client of the WASM worker (worker.js). Nothing is loaded until the first call;
-// then one Worker holds one instance of the module for the whole page (the main page and every
-// <memfit-estimate> element share it). Each function mirrors core/include/memfit/api/api.h and
-// resolves with the parsed JSON reply — a result, or {error: {code, message}} (see docs/api.md).
-// Only a failure of the module itself (it cannot load) rejects.
+// The lazy client of the WASM worker (worker.js). Nothing is loaded until the first call; then
+// one Worker holds one instance of the module (the main page and every <memfit-estimate> element
+// share it) until the page has been idle for `idleMs`: the worker is then let go, with the
+// module's memory, and the next call starts a new one (the module comes from the HTTP cache).
+// `call(fn, ...args)` runs one function of core/include/memfit/api/api.h by its name — the
+// worker answers for exactly the functions the module lists (api.h's one list, through
+// supported()), so none is listed here — and resolves with the parsed JSON reply: a result, or {error: {code, message}} (docs/api.md).
+// Only a failure of the module itself (it cannot load) rejects. The reply types below document
+// what each function answers.
 
 /** @typedef {{code: string, message: string}} ApiError */
 /** @typedef {{error: ApiError}} ErrorReply */
@@ -85,6 +89,9 @@ export function isError(reply) {
   return !!reply && typeof reply === 'object' && !!reply.error && typeof reply.error === 'object';
 }
 
+/** How long an idle page keeps the worker (and the module's memory) by default. */
+export const DEFAULT_IDLE_MS = 5 * 60 * 1000;
+
 class Engine {
   constructor() {
     /** @type {Worker | null} */
@@ -98,34 +105,27 @@ class Engine {
     /** When the worker's module had loaded (ms on this page's clock), once known. */
     /** @type {number | undefined} */
     this.readyAt = undefined;
+    /** Milliseconds without a call after which the worker is stopped (the page may set it). */
+    this.idleMs = DEFAULT_IDLE_MS;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.idleTimer = undefined;
   }
 
-  /** @returns {Worker} */
+  /**
+   * The worker, started (loading the module) if there is none: a call starts it, and so may a
+   * page that expects one soon.
+   * @returns {Worker}
+   */
   start() {
     if (this.worker) return this.worker;
-    const url = new URL('./worker.js', import.meta.url);
-    /** @type {Worker | undefined} */
-    const booted = /** @type {any} */ (globalThis).memfitBootWorker;
-    let worker;
-    if (booted) {
-      // started by boot.js, the same script (index.html, for a link with a model)
-      delete /** @type {any} */ (globalThis).memfitBootWorker;
-      worker = booted;
-    } else if (typeof location !== 'undefined' && url.origin !== location.origin) {
-      // On another site's page (the embed widget), a worker script must be same-origin: start
-      // a tiny module worker from a blob that imports ours (served with CORS).
-      const src = `import ${JSON.stringify(url.href)};`;
-      const blob = new Blob([src], { type: 'text/javascript' });
-      worker = new Worker(URL.createObjectURL(blob), { type: 'module', name: 'memfit' });
-    } else {
-      worker = new Worker(url, { type: 'module', name: 'memfit' });
-    }
+    const worker = this.spawn();
     worker.onmessage = (event) => {
       const { id, text, ms, ready, failure } = event.data || {};
       if (typeof ready === 'number') this.readyAt = ready - performance.timeOrigin;
       const p = this.pending.get(id);
       if (!p) return;
       this.pending.delete(id);
+      this.whenIdle();
       if (failure !== undefined) {
         p.reject(new Error(`memfit's WebAssembly module failed: ${failure}`));
         return;
@@ -141,16 +141,49 @@ class Engine {
       const err = new Error(`memfit's WebAssembly worker could not start: ${event.message || 'error'}`);
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
-      this.worker = null;
+      this.stop();
     };
     this.worker = worker;
+    this.whenIdle();
     return worker;
+  }
+
+  /** @returns {Worker} */
+  spawn() {
+    const url = new URL('./worker.js', import.meta.url);
+    /** @type {Worker | undefined} */
+    const booted = /** @type {any} */ (globalThis).memfitBootWorker;
+    if (booted) {
+      // started by boot.js, the same script (index.html, for a link with a model)
+      delete /** @type {any} */ (globalThis).memfitBootWorker;
+      return booted;
+    }
+    if (typeof location !== 'undefined' && url.origin !== location.origin) {
+      // On another site's page (the embed widget), a worker script must be same-origin: start
+      // a tiny module worker from a blob that imports ours (served with CORS).
+      const src = `import ${JSON.stringify(url.href)};`;
+      const blob = new Blob([src], { type: 'text/javascript' });
+      return new Worker(URL.createObjectURL(blob), { type: 'module', name: 'memfit' });
+    }
+    return new Worker(url, { type: 'module', name: 'memfit' });
+  }
+
+  /** Once nothing is pending, stop the worker after idleMs (a new call cancels it). */
+  whenIdle() {
+    clearTimeout(this.idleTimer);
+    if (this.pending.size === 0 && this.worker) this.idleTimer = setTimeout(() => this.stop(), this.idleMs);
+  }
+
+  /** Terminates the worker, freeing the module's memory; the next call starts another. */
+  stop() {
+    clearTimeout(this.idleTimer);
+    this.worker?.terminate();
+    this.worker = null;
   }
 
   /** True while a computation is running (or queued) in the worker; loading it does not count. */
   get busy() {
-    for (const p of this.pending.values()) if (p.fn !== 'supported') return true;
-    return false;
+    return this.pending.size > 0;
   }
 
   /**
@@ -160,38 +193,30 @@ class Engine {
    */
   restart() {
     if (!this.worker) return;
-    this.worker.terminate();
-    this.worker = null;
+    this.stop();
     const err = new Error('cancelled');
     err.name = 'AbortError';
     for (const p of this.pending.values()) p.reject(err);
     this.pending.clear();
   }
 
-  /** @param {string} fn @param {any[]} args @param {Transferable[]} [transfer] */
-  call(fn, args, transfer = []) {
+  /**
+   * Runs api function `fn` (its api.h name) in the worker. A request object is sent as its JSON
+   * text; strings, numbers and byte arrays (parse_safetensors_header's Uint8Array) as they are.
+   * @param {string} fn
+   * @param {...any} args
+   * @returns {Promise<any>} the parsed reply (see the reply types above)
+   */
+  call(fn, ...args) {
     const worker = this.start();
+    clearTimeout(this.idleTimer);
     const id = this.nextId++;
+    const sent = args.map((a) => (a !== null && typeof a === 'object' && !ArrayBuffer.isView(a) ? JSON.stringify(a) : a));
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, fn });
-      worker.postMessage({ id, fn, args }, transfer);
+      worker.postMessage({ id, fn, args: sent });
     });
   }
-
-  /** @param {ModelRequest & {dtypes?: string[]}} request @returns {Promise<EstimateReply | ErrorReply>} */
-  estimate(request) { return this.call('estimate', [JSON.stringify(request)]); }
-  /** @param {PlanRequest} request @returns {Promise<PlanReply | ErrorReply>} */
-  plan(request) { return this.call('plan', [JSON.stringify(request)]); }
-  /** @param {InferenceRequest} request @returns {Promise<InferenceReply | ErrorReply>} */
-  inference(request) { return this.call('inference', [JSON.stringify(request)]); }
-  /**
-   * @param {Uint8Array} bytes  the first 8 + N bytes of the file (raw bytes, not a string)
-   * @param {number} fileSize   the whole file's size, < 0 when unknown
-   * @returns {Promise<SafetensorsHeader | ErrorReply>}
-   */
-  parseSafetensorsHeader(bytes, fileSize) { return this.call('parse_safetensors_header', [bytes, fileSize]); }
-  /** @returns {Promise<{transformers: string[], timm: string[]}>} */
-  supported() { return this.call('supported', []); }
 }
 
 /** @type {Engine | null} */

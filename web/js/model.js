@@ -34,7 +34,7 @@ export class ModelError extends Error {
  * @param {Uint8Array} bytes @param {number} total @param {string} file
  */
 export async function parseHeader(bytes, total, file) {
-  const reply = await engine().parseSafetensorsHeader(bytes, total);
+  const reply = await engine().call('parse_safetensors_header', bytes, total);
   if (isError(reply)) throw new ModelError(reply.error.code, `${file}: ${reply.error.message}`);
   return reply.tensors;
 }

@@ -1,13 +1,15 @@
 // @ts-check
 // The page's whole state as plain values, and its URL form: the share link. Only what differs
 // from the defaults is written, so `/?model=gpt2` is a complete link. The access token is never
-// part of the state. Pure functions: tests/web/state.test.mjs runs them under node.
+// part of the state. Pure functions: tests/web/state.test.mjs runs them under node. The choices
+// come from core (supported.js: the module's supported(), written by web/tools/build.mjs).
 
-export const ALL_DTYPES = ['float32', 'float16', 'bfloat16', 'int8', 'int4'];
-export const MODE_DTYPES = {
-  memfit: ['float32', 'float16', 'bfloat16', 'int8', 'int4'],
-  accelerate: ['float32', 'float16', 'int8', 'int4'],
-};
+import { SUPPORTED } from './supported.js';
+
+/** The estimate's dtypes (its rows) by mode, each mode's whole list being its default. */
+/** @type {{memfit: string[], accelerate: string[]}} */
+export const MODE_DTYPES = SUPPORTED.dtypes;
+export const ALL_DTYPES = MODE_DTYPES.memfit;
 export const DEFAULT_ENDPOINT = 'https://huggingface.co';
 
 /**
@@ -58,17 +60,18 @@ const PARAMS = {
   targets: 'targets', optimizer: 'optimizer', gc: 'gc', rgpu: 'rgpu',
 };
 
-const CHOICES = {
+/** The values a state key may take (the inputs offer these; '' means "core's default"). */
+export const CHOICES = {
   library: ['auto', 'transformers', 'timm'],
   mode: ['memfit', 'accelerate'],
   source: ['config', 'exact'],
-  strategy: ['auto', 'balanced', 'balanced_low_0', 'sequential', 'fit'],
+  strategy: SUPPORTED.strategies,
   pdtype: ALL_DTYPES,
-  train: ['none', 'full', 'lora', 'qlora'],
-  kv: ['', 'float32', 'float16', 'bfloat16', 'float8', 'int8'],
-  rdtype: ['', 'float32', 'float16', 'bfloat16', 'int8', 'int4', 'nf4', 'fp4', 'fp8'],
-  engine: ['transformers', 'vllm', 'llama.cpp'],
-  optimizer: ['adamw', 'adamw8bit', 'adafactor', 'sgd'],
+  train: ['none', ...SUPPORTED.train_methods],
+  kv: ['', ...SUPPORTED.kv_dtypes],
+  rdtype: ['', ...SUPPORTED.weight_dtypes],
+  engine: SUPPORTED.engines,
+  optimizer: SUPPORTED.optimizers,
 };
 
 const LIMITS = { gpus: [0, 64], cpu: [0, 1 << 20], context: [0, 1 << 24], batch: [1, 4096], rank: [1, 4096] };

@@ -6,12 +6,22 @@
 
 #include <string>
 
+// The api's functions, written once: X(name, parameters) for each. This header declares them,
+// wasm/bindings.cpp exports each under its name, and supported() lists the names (the web
+// worker calls exactly these), so a new function is one line here plus its definition.
+#define MEMFIT_API_FUNCTIONS(X)                                              \
+  X(estimate, (const std::string& request_json))  /* api_estimate.cpp */   \
+  X(plan, (const std::string& request_json))      /* api_plan.cpp */       \
+  X(inference, (const std::string& request_json)) /* api_inference.cpp */  \
+  /* bytes: the file's first 8 + N bytes; file_size < 0 when unknown */     \
+  X(parse_safetensors_header, (const std::string& bytes, double file_size)) \
+  /* what a client may offer: families, dtypes, GPUs, … (api_supported.cpp) */ \
+  X(supported, ())
+
 namespace memfit::api {
 
-std::string estimate(const std::string& request_json);   // core/api/api_estimate.cpp
-std::string plan(const std::string& request_json);       // core/api/api_plan.cpp
-std::string inference(const std::string& request_json);  // core/api/api_inference.cpp
-std::string parse_safetensors_header(const std::string& bytes, double file_size);  // api_estimate.cpp
-std::string supported();  // {"transformers": [...model types], "timm": [...]}; api_estimate.cpp
+#define MEMFIT_API_DECLARE(name, params) std::string name params;
+MEMFIT_API_FUNCTIONS(MEMFIT_API_DECLARE)
+#undef MEMFIT_API_DECLARE
 
 }  // namespace memfit::api

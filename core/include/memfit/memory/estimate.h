@@ -53,5 +53,7 @@ Result<Report> estimate(const EstimateRequest& req);
 // accelerate's table for a report (compat or not: the same layout).
 std::string render_table(const Report& report);
 std::string mode_name(Mode m);
+// The rows a mode's table has by default, in order: also the only dtypes it accepts.
+const std::vector<std::string>& estimate_dtypes(Mode mode);
 
 }  // namespace memfit

@@ -1,0 +1,153 @@
+// @ts-check
+// The model and its estimate: fetch the model the inputs name (the Hub, or the catalog), compute
+// its estimate in the worker, and draw the results — then the open panels for the same model. A
+// new input stops whatever the last one still has in flight.
+
+import { engine, isError } from './api.js';
+import { replaceChildren } from './dom.js';
+import { HubError } from './hub.js';
+import { readInputs, updateUrl } from './inputs.js';
+import { ModelError, estimateRequest, fromHub } from './model.js';
+import { $, clampInt, current, query } from './page.js';
+import { showPlan } from './planner.js';
+import { renderReport } from './render.js';
+import { showRun } from './run-panel.js';
+import { requestDtypes } from './state.js';
+import { hideError, setStatus, showError } from './status.js';
+import { tokenForEndpoint } from './token.js';
+
+const TIMEOUT_MS = clampInt(query.get('timeout'), 200, 120000, 20000);
+
+/** @type {AbortController | null} */
+let inflight = null;
+/** Models already fetched this visit, by endpoint|id|revision|library|exact|offline. */
+const fetched = new Map();
+let firstResult = true;
+
+/** Models fetched with another token may differ: fetch them again. */
+export function forgetFetched() {
+  fetched.clear();
+}
+
+/** True while the model's files are being fetched or its estimate computed. */
+export function working() {
+  return !!inflight || engine().busy;
+}
+
+/** A new input stops the fetches in flight and whatever the worker is still computing. */
+export function stopAll() {
+  inflight?.abort();
+  inflight = null;
+  if (engine().busy) engine().restart();
+}
+
+/** Fetches the model the inputs name and computes its estimate. */
+export async function run() {
+  current.state = readInputs();
+  const { state } = current;
+  updateUrl();
+  stopAll();
+  const mine = ++current.run;
+  if (!state.model) {
+    setStatus('Type a model id, pick one from the catalog, or drop a config.json.');
+    return;
+  }
+  const controller = new AbortController();
+  inflight = controller;
+  hideError();
+  $('go').disabled = false;
+  const key = [state.endpoint, state.model, state.revision, state.library, state.source, state.offline, tokenForEndpoint() ? 't' : ''].join('|');
+  try {
+    let source = fetched.get(key);
+    if (!source) {
+      setStatus('Fetching…');
+      source = await fromHub({
+        input: state.model, revision: state.revision, library: state.library, endpoint: state.endpoint,
+        token: tokenForEndpoint(), exact: state.source === 'exact', offline: state.offline,
+        timeoutMs: TIMEOUT_MS, signal: controller.signal, progress: (t) => { if (mine === current.run) setStatus(t); },
+      });
+      if (source.origin === 'hub') fetched.set(key, source);
+    }
+    if (mine !== current.run) return;
+    performance.mark('memfit:fetched');
+    current.model = source;
+    await compute();
+  } catch (e) {
+    if (mine !== current.run) return;
+    if ((e instanceof ModelError || e instanceof HubError) && e.kind === 'cancelled') { setStatus('Cancelled.'); return; }
+    current.model = null;
+    current.report = null;
+    $('results').hidden = true;
+    showError(e);
+  } finally {
+    if (inflight === controller) inflight = null;
+  }
+}
+
+/** The estimate of the model on the page, for the inputs' mode, dtypes and class. */
+export async function compute() {
+  const { model, state } = current;
+  if (!model) return;
+  const mine = current.run;
+  setStatus('Computing…');
+  const req = estimateRequest(model, { mode: state.mode, dtypes: requestDtypes(state), cls: state.cls });
+  const slow = setTimeout(() => {
+    if (mine === current.run) setStatus('Computing… (a model this large takes a while; a new input stops it)');
+  }, 1500);
+  /** @type {import('./api.js').EstimateReply | import('./api.js').ErrorReply} */
+  let reply;
+  try {
+    reply = await engine().call('estimate', req);
+  } catch (e) {
+    if (e instanceof Error && e.name === 'AbortError') return;  // a newer input took over
+    showError(e);
+    return;
+  } finally {
+    clearTimeout(slow);
+  }
+  if (mine !== current.run) return;
+  if (isError(reply)) {
+    current.report = null;
+    $('results').hidden = true;
+    showError(new ModelError(reply.error.code, reply.error.message));
+    return;
+  }
+  hideError();
+  current.report = reply;
+  showReport(reply, model);
+  updateUrl();
+  showPlan();
+  showRun();
+}
+
+/**
+ * The results card, and the page's timing (scripts/bench-web.sh reads the first result's).
+ * @param {import('./api.js').EstimateReply} reply @param {import('./model.js').ModelSource} model
+ */
+function showReport(reply, model) {
+  const ms = engine().lastMs.estimate;
+  replaceChildren($('report'), renderReport(reply, {
+    info: model.info, exact: model.exact, sourceNotes: model.notes,
+  }));
+  $('results').hidden = false;
+  $('copy-status').textContent = '';
+  setStatus(`Done: ${reply.name}.`);
+  document.documentElement.dataset.state = 'result';
+  if (firstResult) {
+    firstResult = false;
+    const t = Math.round(performance.now());
+    document.documentElement.dataset.firstResultMs = String(t);
+    // where the first result's time went
+    const fetchedAt = performance.getEntriesByName('memfit:fetched').pop()?.startTime;
+    document.documentElement.dataset.timeline = JSON.stringify({
+      app_start: Math.round(performance.getEntriesByName('memfit:app').pop()?.startTime ?? 0),
+      model_fetched: fetchedAt === undefined ? null : Math.round(fetchedAt),
+      wasm_ready: engine().readyAt === undefined ? null : Math.round(engine().readyAt),
+      estimate_ms: ms, result: t,
+    });
+    $('timing').textContent = `First result ${t} ms after the page started loading; this estimate took ${ms?.toFixed(2)} ms in WebAssembly.`;
+  } else {
+    $('timing').textContent = `This estimate took ${ms?.toFixed(2)} ms in WebAssembly.`;
+  }
+  document.documentElement.dataset.estimateMs = String(ms);
+}
