@@ -1,4 +1,5 @@
-// native/offload_folder.h — Accelerate's disk-offload folder, written atomically, read by mapping.
+// native/checkpoint/offload_folder.h — Accelerate's disk-offload folder, written atomically, read by
+// mapping.
 //
 // Format (accelerate/utils/offload.py: offload_weight + save_offload_index):
 //   index.json   {name: {"dtype": "float32", "shape": [d0, d1, …]}, …}, json.dump(indent=2), in
@@ -9,9 +10,10 @@
 // "bfloat16" in the index — the .dat bytes are the same. A 0-d tensor is stored as one element
 // with "shape": []. Types numpy lacks (float8, …) cannot be offloaded this way.
 //
-// Atomic: everything is written into a sibling `D.tmp-XXXXXX`, every file fsync'ed, then renamed
-// to D (and the parent fsync'ed). A failure or a cancel (an exception from the producer) removes
-// the temporary folder: D is either absent, the previous complete folder, or the new complete one.
+// Atomic (io::AtomicFolder): everything is written into a sibling `D.tmp-XXXXXX`, every file
+// fsync'ed, then renamed to D (and the parent fsync'ed). A failure or a cancel (an exception from
+// the producer) removes the temporary folder: D is either absent, the previous complete folder,
+// or the new complete one.
 // A complete existing D whose index.json equals the one to write, and whose .dat files have the
 // right sizes, is reused as it is; anything else there is replaced.
 #pragma once
@@ -26,7 +28,7 @@
 #include "memfit/model/dtype.h"
 #include "memfit/model/tensor_tree.h"
 
-namespace memfit::cli {
+namespace memfit::checkpoint {
 
 struct OffloadEntry {
   std::string name;     // state-dict key; the file is `<name>.dat`
@@ -58,9 +60,9 @@ struct OffloadWriteOptions {
   bool fsync = true;               // tests may turn the flushes off for speed
 };
 
-// Writes (or reuses) the folder. Throws CliError: kExitUsage for a name that cannot be a file
-// name or a dtype numpy cannot hold, kExitFile for I/O failures, kExitInvalidInput when the
-// producer gives a tensor more or fewer bytes than its dtype × shape.
+// Writes (or reuses) the folder. Throws Failure: kUsage for a name that cannot be a file name or
+// a dtype numpy cannot hold, kFile for I/O failures, kInvalidInput when the producer gives a
+// tensor more or fewer bytes than its dtype × shape.
 OffloadWriteResult write_offload_folder(const std::string& folder, const std::vector<OffloadEntry>& entries,
                                         const TensorProducer& produce, const OffloadWriteOptions& options = {});
 
@@ -68,10 +70,10 @@ OffloadWriteResult write_offload_folder(const std::string& folder, const std::ve
 bool offload_folder_matches(const std::string& folder, const std::vector<OffloadEntry>& entries);
 
 // Reads index.json (accelerate's, or ours: the same format). Entries pointing into safetensors
-// files ("safetensors_file") are refused: they are not .dat tensors. Throws CliError.
+// files ("safetensors_file") are refused: they are not .dat tensors. Throws Failure.
 std::vector<OffloadEntry> read_offload_index(const std::string& folder);
 
-// Maps `<folder>/<name>.dat` and checks its size against the entry. Throws CliError.
-MappedFile map_offloaded(const std::string& folder, const OffloadEntry& entry);
+// Maps `<folder>/<name>.dat` and checks its size against the entry. Throws Failure.
+io::MappedFile map_offloaded(const std::string& folder, const OffloadEntry& entry);
 
-}  // namespace memfit::cli
+}  // namespace memfit::checkpoint

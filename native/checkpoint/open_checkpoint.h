@@ -1,40 +1,25 @@
-// native/checkpoint_source.h — the checkpoint `memfit estimate` sizes from, in either format:
-// safetensors headers, or a PyTorch .bin's pickled state dict (its weights never read).
+// native/checkpoint/open_checkpoint.h — which files a local path's checkpoint is: one rule for a
+// file, an index and a folder (hub_checkpoint.h applies the same order to a Hub repo).
 //
-// Safetensors win when a folder or a repo has both, as in transformers' from_pretrained. A
-// folder's .bin is looked for under transformers' names only (pytorch_model.bin.index.json, then
-// pytorch_model.bin), so a Trainer's training_args.bin is never taken for weights.
+// A folder is read as transformers' from_pretrained reads it: safetensors first
+// (model.safetensors.index.json, else its *.safetensors files), else the .bin under transformers'
+// names only (pytorch_model.bin.index.json, then pytorch_model.bin) — so a Trainer's
+// training_args.bin is never taken for weights. A file is read by its name: *.bin and
+// *.bin.index.json as .bin, anything else as safetensors.
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "hub_client.h"
-#include "memfit/model/checkpoint_tree.h"
+#include "checkpoint.h"
 
-namespace memfit::cli {
-
-enum class CheckpointFormat { kSafetensors, kPytorchBin };
-
-// "safetensors" / "pytorch_bin" (the names `inspect --json` uses).
-const char* format_name(CheckpointFormat format);
-// What the sizes were read from, for the text report ("safetensors headers (exact)").
-const char* format_description(CheckpointFormat format);
-
-struct CheckpointSource {
-  CheckpointFormat format = CheckpointFormat::kSafetensors;
-  std::vector<CheckpointTensor> tensors;
-  std::vector<std::string> warnings;
-};
+namespace memfit::checkpoint {
 
 // A regular file that names a checkpoint: *.safetensors, *.bin, or an *.index.json.
 bool is_checkpoint_file(const std::string& path);
 // True when the folder holds weights in either format.
-bool has_local_weights(const std::string& dir);
-// A checkpoint file, an index, or a folder. Throws CliError.
-CheckpointSource read_local_source(const std::string& path);
-// The repo's safetensors (headers by Range), else its .bin (directory and pickle by Range).
-// Throws CliError; kExitEntryNotFound, naming the four files looked for, when it has neither.
-CheckpointSource read_hub_source(hub::HubClient& client, const std::string& repo);
+bool has_weights(const std::string& dir);
+// A checkpoint file, an index, or a folder. Throws Failure (kFile for a path that does not exist
+// or a folder without weights, which is reported as having no safetensors checkpoint).
+Checkpoint open_checkpoint(const std::string& path);
 
-}  // namespace memfit::cli
+}  // namespace memfit::checkpoint

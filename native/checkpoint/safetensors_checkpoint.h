@@ -1,38 +1,33 @@
-// native/checkpoint_reader.h — safetensors headers from disk or the Hub, reading only headers.
+// native/checkpoint/safetensors_checkpoint.h — safetensors checkpoints read by their headers only.
 //
 // Local files: 8 bytes, then the N header bytes — never the weights, so the time does not grow
-// with the checkpoint. Hub files: HTTP Range requests (one when the first range already holds
-// the whole header). Sharded folders/repos: the index, then every shard's header, cross-checked.
+// with the checkpoint. Sharded folders: the index, then every shard's header, cross-checked. (The
+// Hub's files are read by HTTP Range in hub_checkpoint, through the same two functions below.)
 #pragma once
 
-#include <optional>
+#include <functional>
 #include <string>
-#include <utility>
-#include <vector>
 
-#include "hub_client.h"
-#include "memfit/format/checkpoint_index.h"
+#include "checkpoint.h"
 #include "memfit/format/safetensors.h"
-#include "memfit/model/checkpoint_tree.h"
 
-namespace memfit::cli {
+namespace memfit::checkpoint {
 
-struct Checkpoint {
-  std::vector<std::pair<std::string, safetensors::Header>> files;  // file name → header
-  std::optional<CheckpointIndex> index;
-  std::string index_name;  // "model.safetensors.index.json" when sharded
-  std::vector<std::string> warnings;
-  std::vector<CheckpointTensor> tensors() const { return checkpoint_tensors(files); }
-};
+inline constexpr const char* kSafetensorsIndexName = "model.safetensors.index.json";
 
 // True when `dir` holds safetensors weights (an index or *.safetensors files).
-bool has_local_checkpoint(const std::string& dir);
-// A .safetensors file, an index file, or a folder. Throws CliError.
-Checkpoint read_local_checkpoint(const std::string& path);
-// The Hub repo's model.safetensors.index.json, else model.safetensors. Throws CliError;
-// kExitEntryNotFound when the repo has no safetensors weights.
-Checkpoint read_hub_checkpoint(hub::HubClient& client, const std::string& repo);
-// The same, but nullopt when the repo has neither file (so another format can be tried).
-std::optional<Checkpoint> find_hub_checkpoint(hub::HubClient& client, const std::string& repo);
+bool has_safetensors(const std::string& dir);
+// A .safetensors file, an index file, or a folder (its index, else all its *.safetensors).
+// Throws Failure.
+Checkpoint read_safetensors(const std::string& path);
 
-}  // namespace memfit::cli
+// Appends one file and a record per tensor of its header.
+void add_safetensors_file(Checkpoint& ck, std::string path, std::string name, const safetensors::Header& header);
+
+// The shards an index lists, each read by `read_shard(name, &path)` (which sets the path it read),
+// cross-checked against the index. `index_source` names the index in messages.
+using ShardHeaderReader = std::function<safetensors::Header(const std::string& shard, std::string* path)>;
+Checkpoint read_sharded_safetensors(const std::string& index_source, const std::string& index_text,
+                                    const ShardHeaderReader& read_shard);
+
+}  // namespace memfit::checkpoint

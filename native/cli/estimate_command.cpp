@@ -6,8 +6,9 @@
 
 #include <filesystem>
 
-#include "checkpoint_source.h"
-#include "exit_codes.h"
+#include "cli_error.h"
+#include "file_reader.h"
+#include "hub_checkpoint.h"
 #include "memfit/memory/estimate.h"
 #include "memfit/memory/gpu_catalog.h"
 #include "memfit/memory/lora.h"
@@ -16,6 +17,7 @@
 #include "memfit/report/report_json.h"
 #include "memfit/report/run_report.h"
 #include "model_source.h"
+#include "open_checkpoint.h"
 
 namespace memfit::cli {
 namespace {
@@ -27,11 +29,11 @@ std::string with_commas(std::uint64_t n) {
 }
 
 // `checkpoint`: what the tensors were read from, when the report's source is "checkpoint".
-void print_memfit_details(const Report& r, const CheckpointSource* checkpoint) {
+void print_memfit_details(const Report& r, const checkpoint::Checkpoint* checkpoint) {
   fmt::print("model class: {} ({} {}), {} parameters, buffers {}\n", r.model_class, r.library,
              r.model_type, with_commas(r.parameters), convert_bytes(r.buffers_bytes));
   if (r.source == "checkpoint" && checkpoint)
-    fmt::print("source: {}, {} stored\n", format_description(checkpoint->format),
+    fmt::print("source: {}, {} stored\n", checkpoint::format_description(checkpoint->format),
                convert_bytes(r.stored_bytes));
   std::string names;
   for (std::size_t i = 0; i < r.largest_layer_names.size() && i < 4; ++i)
@@ -114,7 +116,7 @@ bool EstimateArgs::wants_run() const {
 }
 
 int run_estimate(const EstimateArgs& args) {
-  try {
+  return guarded([&] {
     if (!args.compat.empty() && args.compat != "accelerate")
       throw CliError{kExitUsage, fmt::format("--compat: unknown value '{}' (only 'accelerate')",
                                              args.compat)};
@@ -126,23 +128,23 @@ int run_estimate(const EstimateArgs& args) {
     if (args.wants_run()) run_opts = run_options(args);
     hub::HubClient client(hub::HubOptions::from_environment());
     const bool want_checkpoint = args.source != "config" && args.compat.empty();
-    std::optional<CheckpointSource> checkpoint;
+    std::optional<checkpoint::Checkpoint> checkpoint;
     ModelSource src;
-    if (is_checkpoint_file(args.model)) {
+    if (checkpoint::is_checkpoint_file(args.model)) {
       // A .safetensors or .bin file, or an index: the checkpoint, and a config.json beside it.
-      checkpoint = read_local_source(args.model);
+      checkpoint = checkpoint::open_checkpoint(args.model);
       src.name = args.name.empty() ? args.model : args.name;
       src.library = args.library;
       src.origin = "file";
       const auto beside = std::filesystem::path(args.model).parent_path() / "config.json";
       std::error_code ec;
-      if (std::filesystem::is_regular_file(beside, ec)) src.config_text = read_file(beside.string());
+      if (std::filesystem::is_regular_file(beside, ec)) src.config_text = io::read_file(beside.string());
     } else {
       src = resolve_model(args.model, {args.library, args.name}, &client);
-      if (want_checkpoint && src.origin == "directory" && has_local_weights(args.model))
-        checkpoint = read_local_source(args.model);
+      if (want_checkpoint && src.origin == "directory" && checkpoint::has_weights(args.model))
+        checkpoint = checkpoint::open_checkpoint(args.model);
       if (want_checkpoint && src.origin == "hub" && (args.exact || args.source == "checkpoint"))
-        checkpoint = read_hub_source(client, args.model);
+        checkpoint = checkpoint::open_hub_checkpoint(client, args.model);
     }
     if (args.source == "checkpoint" && !checkpoint)
       throw CliError{kExitFile, fmt::format("{}: --source checkpoint, but no safetensors or .bin "
@@ -150,8 +152,9 @@ int run_estimate(const EstimateArgs& args) {
     EstimateRequest req = model_request(src, args.compat, args.class_name);
     req.dtypes = args.dtypes;
     if (checkpoint) {
-      req.checkpoint = checkpoint->tensors;
-      req.checkpoint_format = format_name(checkpoint->format);
+      // A .bin keeps tied weights under both names (one storage); safetensors keep the first only.
+      req.checkpoint = checkpoint->untied_tree_tensors();
+      req.checkpoint_format = checkpoint::format_name(checkpoint->format);
       req.source = EstimateRequest::Source::kCheckpoint;
       for (const auto& w : checkpoint->warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
     }
@@ -182,11 +185,8 @@ int run_estimate(const EstimateArgs& args) {
       if (model->request.mode == Mode::kMemfit) print_memfit_details(*report, checkpoint ? &*checkpoint : nullptr);
       if (run) fmt::print("{}", render_run_report(*run));
     }
-    return kExitOk;
-  } catch (const CliError& e) {
-    fmt::print(stderr, "memfit: error: {}\n", e.message);
-    return e.exit_code;
-  }
+    return int{kExitOk};
+  });
 }
 
 }  // namespace memfit::cli

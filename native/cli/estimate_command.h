@@ -1,4 +1,4 @@
-// native/estimate_command.h — `memfit estimate`.
+// native/cli/estimate_command.h — `memfit estimate`.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,8 @@
-// native/exit_codes.h — one process exit code per kind of failure, so scripts can branch.
+// native/cli/exit_codes.h — one process exit code per kind of failure, so scripts can branch
+// (README "Exit codes").
 #pragma once
 
+#include "failure.h"
 #include "memfit/error.h"
 
 namespace memfit::cli {
@@ -22,28 +24,23 @@ enum ExitCode : int {
   kExitCancelled = 21,       // a load was cancelled (progress callback): nothing was kept
 };
 
-inline int exit_code_for(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidJson:
-    case ErrorCode::kMissingKey:
-    case ErrorCode::kWrongType:
-    case ErrorCode::kInvalidValue:
-    case ErrorCode::kOverflow: return kExitInvalidInput;
-    case ErrorCode::kUnknownModelType:
-    case ErrorCode::kUnknownClass:
-    case ErrorCode::kUnsupportedLibrary:
-    // .bin checkpoints memfit cannot read in place (valid files, unsupported features)
-    case ErrorCode::kZipUnsupportedCompression:
-    case ErrorCode::kZipEncrypted:
-    case ErrorCode::kZipMultiDisk:
-    case ErrorCode::kTorchBinNotZip:
-    case ErrorCode::kTorchBinUnsupportedDtype:
-    case ErrorCode::kPickleUnsupportedProtocol: return kExitUnsupported;
-    case ErrorCode::kInvalidArgument: return kExitUsage;
-    case ErrorCode::kInternal: return kExitInternal;
-    default: return kExitInvalidInput;  // safetensors and index format errors
+inline int exit_code_for(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kFile: return kExitFile;
+    case FailureKind::kInvalidInput: return kExitInvalidInput;
+    case FailureKind::kUnsupported: return kExitUnsupported;
+    case FailureKind::kUsage: return kExitUsage;
+    case FailureKind::kMismatch: return kExitMismatch;
+    case FailureKind::kCancelled: return kExitCancelled;
+    case FailureKind::kInternal: return kExitInternal;
+    case FailureKind::kGated: return kExitGated;
+    case FailureKind::kRepoNotFound: return kExitRepoNotFound;
+    case FailureKind::kEntryNotFound: return kExitEntryNotFound;
+    case FailureKind::kNetwork: return kExitNetwork;
   }
   return kExitInternal;
 }
+
+inline int exit_code_for(ErrorCode code) { return exit_code_for(failure_kind(code)); }
 
 }  // namespace memfit::cli

@@ -5,32 +5,37 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bin_checkpoint.h"
-#include "checkpoint_reader.h"
-#include "exit_codes.h"
+#include "cli_error.h"
+#include "hub_checkpoint.h"
 #include "memfit/memory/estimate.h"
 #include "memfit/report/convert_bytes.h"
 #include "memfit/report/report_json.h"
 #include "model_source.h"
+#include "open_checkpoint.h"
 
 namespace memfit::cli {
 namespace {
 
-// A local path is read from disk; anything else that looks like a repo id from the Hub.
+using checkpoint::Checkpoint;
+
+// A local path is read from disk (either format); anything else that looks like a repo id from
+// the Hub (safetensors: a .bin read by Range has no file offsets to show).
 Checkpoint load_checkpoint(const std::string& target) {
   std::error_code ec;
-  if (std::filesystem::exists(target, ec)) return read_local_checkpoint(target);
+  if (std::filesystem::exists(target, ec)) return checkpoint::open_checkpoint(target);
   if (!hub::looks_like_repo_id(target))
     throw CliError{kExitFile, fmt::format("{}: no such file or folder, and not a Hub model id", target)};
   hub::HubClient client(hub::HubOptions::from_environment());
-  return read_hub_checkpoint(client, target);
+  return checkpoint::open_hub_safetensors(client, target);
 }
 
 std::string shape_text(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 void print_text(const Checkpoint& ck) {
   std::uint64_t total = 0, count = 0;
-  for (const auto& [file, h] : ck.files) {
+  for (const auto& f : ck.files) {
+    const std::string& file = f.name;
+    const safetensors::Header& h = *f.header;
     fmt::print("{}: {} tensors, header {} bytes, data {} bytes\n", file, h.tensors.size(),
                h.header_size, h.data_size);
     for (const auto& [k, v] : h.metadata) fmt::print("  metadata {} = {}\n", k, v);
@@ -50,7 +55,9 @@ nlohmann::ordered_json to_json(const Checkpoint& ck) {
   out["tensors"] = nlohmann::ordered_json::array();
   nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
-  for (const auto& [file, h] : ck.files) {
+  for (const auto& f : ck.files) {
+    const std::string& file = f.name;
+    const safetensors::Header& h = *f.header;
     for (const auto& [k, v] : h.metadata) metadata[k] = v;
     files.push_back({{"name", file}, {"header_size", h.header_size}, {"data_size", h.data_size},
                      {"tensors", h.tensors.size()}});
@@ -71,15 +78,9 @@ nlohmann::ordered_json to_json(const Checkpoint& ck) {
   return out;
 }
 
-// A local .bin checkpoint (torch.save zip): read without Python by the restricted unpickler.
-bool is_local_bin(const std::string& target) {
-  std::error_code ec;
-  return std::filesystem::exists(target, ec) && is_bin_checkpoint_path(target);
-}
-
 // .bin tensors have no data buffer: their offsets are absolute file offsets of the first element
 // (the JSON says so in "offsets"), and a tensor may be a strided view of a shared storage.
-void print_bin(const BinCheckpoint& ck, bool json) {
+void print_bin(const Checkpoint& ck, bool json) {
   std::uint64_t total = 0;
   if (json) {
     nlohmann::ordered_json out;
@@ -93,16 +94,15 @@ void print_bin(const BinCheckpoint& ck, bool json) {
                                 {"stride", t.stride},
                                 {"data_offsets", {t.data_offset, t.data_offset + t.span_bytes}},
                                 {"bytes", t.nbytes},
-                                {"file", t.shard},
+                                {"file", ck.files[t.file].name},
                                 {"storage", t.storage_key},
                                 {"contiguous", t.contiguous}});
     out["metadata"] = nlohmann::ordered_json::object();
     out["files"] = nlohmann::ordered_json::array();
-    for (const auto& f : ck.files) {
-      const std::string name = std::filesystem::path(f).filename().string();
+    for (std::size_t i = 0; i < ck.files.size(); ++i) {
       std::size_t n = 0;
-      for (const auto& t : ck.tensors) n += t.shard == name;
-      out["files"].push_back({{"name", name}, {"tensors", n}});
+      for (const auto& t : ck.tensors) n += t.file == i;
+      out["files"].push_back({{"name", ck.files[i].name}, {"tensors", n}});
     }
     if (ck.index) {
       out["index"] = {{"name", ck.index_name}, {"shards", ck.index->shards}};
@@ -121,43 +121,34 @@ void print_bin(const BinCheckpoint& ck, bool json) {
              ck.tensors.size(), ck.files.size(), convert_bytes(static_cast<double>(total)), total);
 }
 
-int fail(const CliError& e) {
-  fmt::print(stderr, "memfit: error: {}\n", e.message);
-  return e.exit_code;
-}
-
 }  // namespace
 
 int run_inspect(const InspectArgs& args) {
-  try {
-    if (is_local_bin(args.target)) {
-      print_bin(read_bin_checkpoint(args.target), args.json);
-      return kExitOk;
-    }
+  return guarded([&] {
     const Checkpoint ck = load_checkpoint(args.target);
+    if (ck.format == checkpoint::Format::kPytorchBin) {
+      print_bin(ck, args.json);
+      return int{kExitOk};
+    }
     for (const auto& w : ck.warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
     if (args.json) fmt::print("{}\n", to_json(ck).dump(2));
     else print_text(ck);
-    return kExitOk;
-  } catch (const CliError& e) {
-    return fail(e);
-  }
+    return int{kExitOk};
+  });
 }
 
 int run_validate(const ValidateArgs& args) {
-  try {
+  return guarded([&] {
     hub::HubClient client(hub::HubOptions::from_environment());
     const ModelSource src = resolve_model(args.config, {"", ""}, &client);
-    const std::vector<CheckpointTensor> tensors = is_local_bin(args.checkpoint)
-                                                      ? read_bin_checkpoint(args.checkpoint).checkpoint_tensors()
-                                                      : load_checkpoint(args.checkpoint).tensors();
+    const std::vector<CheckpointTensor> tensors = load_checkpoint(args.checkpoint).tree_tensors();
     EstimateRequest req;
     req.config_text = src.config_text;
     req.name = src.name;
     req.library = src.library;
     req.class_override = args.class_name;
     const Result<Model> model = build_model(std::move(req));
-    if (!model) throw CliError{exit_code_for(model.error().code()), model.error().message()};
+    if (!model) raise(model.error());
     std::optional<DType> stored;
     if (auto td = model->config.string_opt({"torch_dtype"})) stored = dtype_from_name(*td);
     const TreeComparison c = compare_trees(model->tree, tensors, stored);
@@ -180,12 +171,8 @@ int run_validate(const ValidateArgs& args) {
                  c.matches() ? "OK" : "MISMATCH", c.missing.size(), c.unexpected.size(),
                  c.shape_mismatches.size(), c.dtype_differences.size());
     }
-    return c.matches() ? kExitOk : kExitMismatch;
-  } catch (const CliError& e) {
-    return fail(e);
-  } catch (const Error& e) {
-    return fail(CliError{exit_code_for(e.code()), e.message()});
-  }
+    return int{c.matches() ? kExitOk : kExitMismatch};
+  });
 }
 
 }  // namespace memfit::cli

@@ -1,4 +1,4 @@
-// native/inspect_command.h — `memfit inspect` and `memfit validate`.
+// native/cli/inspect_command.h — `memfit inspect` and `memfit validate`.
 #pragma once
 
 #include <string>

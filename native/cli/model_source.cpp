@@ -1,13 +1,11 @@
 #include "model_source.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "exit_codes.h"
+#include "file_reader.h"
 
 namespace memfit::cli {
 namespace fs = std::filesystem;
@@ -30,15 +28,6 @@ std::string library_from_model_info(const std::string& info_text, const std::str
 
 }  // namespace
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CliError{kExitFile, fmt::format("{}: cannot open file", path)};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw CliError{kExitFile, fmt::format("{}: read error", path)};
-  return ss.str();
-}
-
 ModelSource resolve_model(const std::string& arg, const ResolveOptions& opt,
                           hub::HubClient* client) {
   ModelSource src;
@@ -46,7 +35,7 @@ ModelSource resolve_model(const std::string& arg, const ResolveOptions& opt,
   std::error_code ec;
   if (fs::is_regular_file(arg, ec)) {
     src.origin = "file";
-    src.config_text = read_file(arg);
+    src.config_text = io::read_file(arg);
     src.name = opt.name.empty() ? arg : opt.name;
     return src;
   }
@@ -55,7 +44,7 @@ ModelSource resolve_model(const std::string& arg, const ResolveOptions& opt,
     const fs::path config = fs::path(arg) / "config.json";
     if (!fs::is_regular_file(config, ec))
       throw CliError{kExitFile, fmt::format("{}: the folder has no config.json", arg)};
-    src.config_text = read_file(config.string());
+    src.config_text = io::read_file(config.string());
     src.name = opt.name.empty() ? arg : opt.name;
     return src;
   }
@@ -79,7 +68,7 @@ ModelSource resolve_model(const std::string& arg, const ResolveOptions& opt,
       if (e.kind != hub::HubErrorKind::kEntryNotFound || src.library != "timm") throw;
     }
   } catch (const hub::HubError& e) {
-    throw CliError{e.exit_code(), e.message};
+    throw e.failure();
   }
   return src;
 }

@@ -1,19 +1,14 @@
-// native/model_source.h — turn the MODEL argument (file, folder or Hub id) into config text.
+// native/cli/model_source.h — turn the MODEL argument (file, folder or Hub id) into config text.
 #pragma once
 
 #include <string>
 
 #include "memfit/model/estimate_request.h"
 
+#include "cli_error.h"
 #include "hub_client.h"
 
 namespace memfit::cli {
-
-// A failure with the exit code it maps to and one clear line for stderr.
-struct CliError {
-  int exit_code;
-  std::string message;
-};
 
 struct ModelSource {
   std::string config_text;  // config.json contents; empty for a timm model known by name only
@@ -30,9 +25,6 @@ struct ResolveOptions {
   std::string library;  // --library_name
   std::string name;     // --name (title override)
 };
-
-// Reads a whole local file; throws CliError(kExitFile) naming the path.
-std::string read_file(const std::string& path);
 
 ModelSource resolve_model(const std::string& arg, const ResolveOptions& opt,
                           hub::HubClient* client);

@@ -1,12 +1,12 @@
 #include "plan_command.h"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
+#include "atomic_write.h"
+#include "cli_error.h"
+#include "file_reader.h"
 #include "memfit/plan/plan.h"
 #include "memfit/report/convert_bytes.h"
 #include "model_source.h"
@@ -14,34 +14,10 @@
 namespace memfit::cli {
 namespace {
 
-template <typename T>
-T or_fail(Result<T> r) {
-  if (!r) throw CliError{exit_code_for(r.error().code()), r.error().message()};
-  return std::move(r).value();
-}
-
 std::uint64_t count_arg(const std::string& s, const char* what) {
   auto v = plan::parse_size(s);
   if (!v) throw CliError{kExitUsage, fmt::format("--{}: '{}' is not a non-negative integer", what, s)};
   return *v;
-}
-
-// Writes to a temporary file in the same folder, then renames: never a half-written map.
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw CliError{kExitFile, fmt::format("{}: cannot write", path)};
-    out << text;
-    out.flush();
-    if (!out) throw CliError{kExitFile, fmt::format("{}: write failed", path)};
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw CliError{kExitFile, fmt::format("{}: cannot write ({})", path, ec.message())};
-  }
 }
 
 // The model plan sizes: by default the class `from_pretrained` builds (architectures[0], with
@@ -54,8 +30,8 @@ EstimateRequest model_request(const PlanArgs& args, const ModelSource& src) {
 
 plan::PlanRequest build_request(const PlanArgs& args) {
   plan::PlanRequest req;
-  req.max_memory = or_fail(plan::parse_max_memory(args.max_memory));
-  req.strategy = or_fail(capture([&] { return plan::parse_strategy(args.strategy, "--device-map"); }));
+  req.max_memory = value_or_raise(plan::parse_max_memory(args.max_memory));
+  req.strategy = value_or_raise(capture([&] { return plan::parse_strategy(args.strategy, "--device-map"); }));
   if (!args.dtype.empty()) {
     auto dt = dtype_from_name(args.dtype);
     if (!dt) throw CliError{kExitUsage, fmt::format("--dtype: unknown dtype '{}'", args.dtype)};
@@ -72,7 +48,7 @@ plan::PlanRequest build_request(const PlanArgs& args) {
   req.no_disk = args.no_disk;
   req.context = count_arg(args.context, "context");
   req.batch = count_arg(args.batch, "batch");
-  req.overhead_bytes = or_fail(plan::parse_size(args.overhead));
+  req.overhead_bytes = value_or_raise(plan::parse_size(args.overhead));
   return req;
 }
 
@@ -86,30 +62,27 @@ void print_text(const plan::PlanResult& r, bool explain) {
 }  // namespace
 
 int run_plan(const PlanArgs& args) {
-  try {
+  return guarded([&] {
     hub::HubClient client(hub::HubOptions::from_environment());
     const ModelSource src = resolve_model(args.model, {args.library, ""}, &client);
     if (!args.check.empty()) {
-      const Model model = or_fail(build_model(model_request(args, src)));
+      const Model model = value_or_raise(build_model(model_request(args, src)));
       const TensorTree tree = for_era(model.tree, model.request.mode == Mode::kAccelerate);
-      const plan::DeviceMap map = or_fail(plan::device_map_from_json(read_file(args.check), args.check));
-      or_fail(plan::check_device_map(tree, map));
+      const plan::DeviceMap map = value_or_raise(plan::device_map_from_json(io::read_file(args.check), args.check));
+      value_or_raise(plan::check_device_map(tree, map));
       fmt::print("{}: the device map covers every tensor of {}\n", args.check, tree.class_name());
-      return kExitOk;
+      return int{kExitOk};
     }
     if (args.max_memory.empty()) throw CliError{kExitUsage, "--max-memory is required (e.g. 0=24GiB,cpu=64GiB)"};
     const plan::PlanRequest request = build_request(args);
-    const Model model = or_fail(build_model(model_request(args, src)));
-    const plan::PlanResult r = or_fail(plan::run_plan(model, request));
+    const Model model = value_or_raise(build_model(model_request(args, src)));
+    const plan::PlanResult r = value_or_raise(plan::run_plan(model, request));
     if (!args.output.empty())
-      write_atomically(args.output, plan::device_map_to_json(r.device_map).dump(2) + "\n");
+      io::write_file_atomically(args.output, plan::device_map_to_json(r.device_map).dump(2) + "\n");
     if (args.json) fmt::print("{}\n", plan::plan_to_json(r).dump(2));
     else print_text(r, args.explain);
-    return kExitOk;
-  } catch (const CliError& e) {
-    fmt::print(stderr, "memfit: error: {}\n", e.message);
-    return e.exit_code;
-  }
+    return int{kExitOk};
+  });
 }
 
 }  // namespace memfit::cli

@@ -1,4 +1,4 @@
-// native/plan_command.h — `memfit plan`.
+// native/cli/plan_command.h — `memfit plan`.
 #pragma once
 
 #include <string>

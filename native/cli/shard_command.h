@@ -1,4 +1,4 @@
-// native/shard_command.h — `memfit shard IN OUT --max-shard-size 5GB`: (re)shard a checkpoint
+// native/cli/shard_command.h — `memfit shard IN OUT --max-shard-size 5GB`: (re)shard a checkpoint
 // into safetensors the way transformers' save_pretrained does, from safetensors or .bin.
 //
 // Sharding is transformers 4.40's shard_checkpoint: greedy in state-dict order, a new shard when

@@ -1,4 +1,4 @@
-// native/torch_exec.h — `memfit load|forward` are served by memfit-torch, a separate executable
+// native/cli/torch_exec.h — `memfit load|forward` are served by memfit-torch, a separate executable
 // next to `memfit` (built with MEMFIT_WITH_TORCH=ON), so `memfit estimate` never loads LibTorch.
 #pragma once
 

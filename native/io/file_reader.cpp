@@ -7,23 +7,24 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
-#include "model_source.h"
+#include "failure.h"
 
-namespace memfit::cli {
+namespace memfit::io {
 
 FileReader::FileReader(std::string path) : path_(std::move(path)) {
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw CliError{kExitFile, fmt::format("{}: cannot open ({})", path_, std::strerror(errno))};
+  if (fd_ < 0) throw Failure{FailureKind::kFile, fmt::format("{}: cannot open ({})", path_, std::strerror(errno))};
   struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     const int err = errno;
     ::close(fd_);
     fd_ = -1;
-    throw CliError{kExitFile, fmt::format("{}: {}", path_, err ? std::strerror(err) : "not a regular file")};
+    throw Failure{FailureKind::kFile, fmt::format("{}: {}", path_, err ? std::strerror(err) : "not a regular file")};
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
 }
@@ -34,7 +35,7 @@ FileReader::~FileReader() {
 
 void FileReader::read_into(std::uint64_t offset, std::uint64_t length, char* out) const {
   if (offset > size_ || length > size_ - offset)
-    throw CliError{kExitInvalidInput, fmt::format("{}: bytes {}..{} lie past the end of the file ({} bytes)",
+    throw Failure{FailureKind::kInvalidInput, fmt::format("{}: bytes {}..{} lie past the end of the file ({} bytes)",
                                                   path_, offset, offset + length, size_)};
   // At most 1 MiB per call: the kernel pipelines its readahead behind reads of about this size,
   // while one huge pread is filled synchronously — on our VM (dd, evicted file) 1 MiB reads ran at
@@ -46,7 +47,7 @@ void FileReader::read_into(std::uint64_t offset, std::uint64_t length, char* out
                               static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      throw CliError{kExitFile, fmt::format("{}: read error at offset {} ({})", path_, offset + done,
+      throw Failure{FailureKind::kFile, fmt::format("{}: read error at offset {} ({})", path_, offset + done,
                                             n < 0 ? std::strerror(errno) : "unexpected end of file")};
     done += static_cast<std::uint64_t>(n);
   }
@@ -73,11 +74,20 @@ zip::ByteSource file_byte_source(std::shared_ptr<FileReader> reader) {
       std::string out;
       reader->read(offset, length, out);
       return out;
-    } catch (const CliError& e) {
+    } catch (const Failure& e) {
       return Error(ErrorCode::kZipReadFailed, e.message);
     }
   };
   return s;
 }
 
-}  // namespace memfit::cli
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Failure{FailureKind::kFile, fmt::format("{}: cannot open file", path)};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw Failure{FailureKind::kFile, fmt::format("{}: read error", path)};
+  return ss.str();
+}
+
+}  // namespace memfit::io

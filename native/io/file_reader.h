@@ -1,5 +1,6 @@
-// native/file_reader.h — positional reads of a local file (pread), for parsers that need only some
-// bytes of a large file (zip directories, safetensors headers, tensor copies in bounded chunks).
+// native/io/file_reader.h — positional reads of a local file (pread), for parsers that need only
+// some bytes of a large file (zip directories, safetensors headers, tensor copies in bounded
+// chunks), and whole small files (configs, indexes, device maps).
 #pragma once
 
 #include <cstdint>
@@ -8,11 +9,11 @@
 
 #include "memfit/format/zip_archive.h"
 
-namespace memfit::cli {
+namespace memfit::io {
 
 class FileReader {
  public:
-  // Opens `path` read-only; throws CliError(kExitFile) with errno's text.
+  // Opens `path` read-only; throws Failure(kFile) with errno's text.
   explicit FileReader(std::string path);
   ~FileReader();
   FileReader(const FileReader&) = delete;
@@ -20,8 +21,8 @@ class FileReader {
 
   const std::string& path() const { return path_; }
   std::uint64_t size() const { return size_; }
-  // Exactly `length` bytes at `offset` into `out` (resized); throws CliError when the range is
-  // outside the file or the read fails.
+  // Exactly `length` bytes at `offset` into `out` (resized); throws Failure when the range is
+  // outside the file (kInvalidInput) or the read fails (kFile).
   void read(std::uint64_t offset, std::uint64_t length, std::string& out) const;
   void read_into(std::uint64_t offset, std::uint64_t length, char* out) const;
 
@@ -39,4 +40,7 @@ class FileReader {
 // A zip ByteSource over a file (the reader is shared so the source can outlive the caller's scope).
 zip::ByteSource file_byte_source(std::shared_ptr<FileReader> reader);
 
-}  // namespace memfit::cli
+// Reads a whole local file; throws Failure(kFile) naming the path.
+std::string read_file(const std::string& path);
+
+}  // namespace memfit::io

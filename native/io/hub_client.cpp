@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
 
 namespace memfit::hub {
 namespace fs = std::filesystem;
@@ -111,16 +110,16 @@ std::string cache_key(const std::string& url) {
 
 }  // namespace
 
-int HubError::exit_code() const {
+FailureKind HubError::failure_kind() const {
   switch (kind) {
-    case HubErrorKind::kGated: return cli::kExitGated;
-    case HubErrorKind::kRepoNotFound: return cli::kExitRepoNotFound;
+    case HubErrorKind::kGated: return FailureKind::kGated;
+    case HubErrorKind::kRepoNotFound: return FailureKind::kRepoNotFound;
     case HubErrorKind::kEntryNotFound:
-    case HubErrorKind::kRevisionNotFound: return cli::kExitEntryNotFound;
+    case HubErrorKind::kRevisionNotFound: return FailureKind::kEntryNotFound;
     case HubErrorKind::kNetwork:
-    case HubErrorKind::kHttp: return cli::kExitNetwork;
+    case HubErrorKind::kHttp: return FailureKind::kNetwork;
   }
-  return cli::kExitNetwork;
+  return FailureKind::kNetwork;
 }
 
 HubOptions HubOptions::from_environment() {

@@ -1,4 +1,4 @@
-// native/hub_client.h — the few Hugging Face Hub calls memfit needs, over libcurl.
+// native/io/hub_client.h — the few Hugging Face Hub calls memfit needs, over libcurl.
 //
 // Redirects are followed by hand so the token is only ever sent to the Hub's own host (a CDN
 // or a mirror on another host never sees it). Responses that succeed are cached under
@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "failure.h"
+
 namespace memfit::hub {
 
 enum class HubErrorKind { kGated, kRepoNotFound, kEntryNotFound, kRevisionNotFound, kNetwork, kHttp };
@@ -17,7 +19,8 @@ enum class HubErrorKind { kGated, kRepoNotFound, kEntryNotFound, kRevisionNotFou
 struct HubError {
   HubErrorKind kind;
   std::string message;
-  int exit_code() const;
+  FailureKind failure_kind() const;  // revision not found: entry not found; other HTTP: network
+  Failure failure() const { return {failure_kind(), message}; }
 };
 
 // The result of `fetch()`, or nullopt when the Hub says the file does not exist (kEntryNotFound);

@@ -2,19 +2,19 @@
 
 #include <fmt/format.h>
 
-namespace memfit::cli {
+namespace memfit::hub {
 
-HubRangeFile::HubRangeFile(hub::HubClient& client, std::string repo, std::string file,
+HubRangeFile::HubRangeFile(HubClient& client, std::string repo, std::string file,
                            std::uint64_t tail)
     : client_(client), repo_(std::move(repo)), file_(std::move(file)), name_(repo_ + "/" + file_) {
-  hub::HubClient::Range r = client_.fetch_tail(repo_, file_, tail);
+  HubClient::Range r = client_.fetch_tail(repo_, file_, tail);
   size_ = *r.total;  // fetch_tail checked it
   chunks_.emplace_back(size_ - r.body.size(), std::move(r.body));
 }
 
 void HubRangeFile::prefetch(std::uint64_t first, std::uint64_t end) {
   if (first >= end || end > size_) return;  // nothing to fetch, or not this file's bytes
-  hub::HubClient::Range r = client_.fetch_range(repo_, file_, first, end - 1);
+  HubClient::Range r = client_.fetch_range(repo_, file_, first, end - 1);
   chunks_.emplace_back(first, std::move(r.body));
 }
 
@@ -23,7 +23,7 @@ std::string HubRangeFile::read(std::uint64_t offset, std::uint64_t length) {
   for (const auto& [at, bytes] : chunks_)
     if (offset >= at && offset - at <= bytes.size() && length <= bytes.size() - (offset - at))
       return bytes.substr(static_cast<std::size_t>(offset - at), static_cast<std::size_t>(length));
-  hub::HubClient::Range r = client_.fetch_range(repo_, file_, offset, offset + length - 1);
+  HubClient::Range r = client_.fetch_range(repo_, file_, offset, offset + length - 1);
   chunks_.emplace_back(offset, r.body);
   return std::move(r.body);  // the parser checks that it got `length` bytes
 }
@@ -39,7 +39,7 @@ zip::ByteSource HubRangeFile::source() {
                                length, offset, size_));
     try {
       return read(offset, length);
-    } catch (const hub::HubError& e) {
+    } catch (const HubError& e) {
       hub_error_ = e;
       return Error(ErrorCode::kZipReadFailed, fmt::format("{}: {}", name_, e.message));
     }
@@ -51,4 +51,4 @@ void HubRangeFile::rethrow_hub_error() const {
   if (hub_error_) throw *hub_error_;
 }
 
-}  // namespace memfit::cli
+}  // namespace memfit::hub

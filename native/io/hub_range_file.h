@@ -1,4 +1,4 @@
-// native/hub_range_file.h — one Hub file read by HTTP Range, as a zip::ByteSource for core's
+// native/io/hub_range_file.h — one Hub file read by HTTP Range, as a zip::ByteSource for core's
 // parsers (which ask for exact byte ranges and do no I/O themselves).
 //
 // A read inside a range fetched before costs nothing; any other read is one request for exactly
@@ -16,13 +16,13 @@
 #include "hub_client.h"
 #include "memfit/format/zip_archive.h"
 
-namespace memfit::cli {
+namespace memfit::hub {
 
 class HubRangeFile {
  public:
   // Fetches the file's last `tail` bytes (bytes=-tail): its size and tail in one request.
   // Throws HubError (kEntryNotFound when the repo has no such file).
-  HubRangeFile(hub::HubClient& client, std::string repo, std::string file, std::uint64_t tail);
+  HubRangeFile(HubClient& client, std::string repo, std::string file, std::uint64_t tail);
   HubRangeFile(const HubRangeFile&) = delete;
   HubRangeFile& operator=(const HubRangeFile&) = delete;
 
@@ -40,11 +40,11 @@ class HubRangeFile {
  private:
   std::string read(std::uint64_t offset, std::uint64_t length);
 
-  hub::HubClient& client_;
+  HubClient& client_;
   std::string repo_, file_, name_;
   std::uint64_t size_ = 0;
   std::vector<std::pair<std::uint64_t, std::string>> chunks_;  // offset → bytes fetched
-  std::optional<hub::HubError> hub_error_;
+  std::optional<HubError> hub_error_;
 };
 
-}  // namespace memfit::cli
+}  // namespace memfit::hub

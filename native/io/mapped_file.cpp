@@ -11,14 +11,13 @@
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
-#include "model_source.h"
+#include "failure.h"
 
-namespace memfit::cli {
+namespace memfit::io {
 namespace {
 
 [[noreturn]] void raise_errno(const std::string& path, const char* what, int err) {
-  throw CliError{kExitFile, fmt::format("{}: cannot {} ({})", path, what, std::strerror(err))};
+  throw Failure{FailureKind::kFile, fmt::format("{}: cannot {} ({})", path, what, std::strerror(err))};
 }
 
 // madvise needs a page-aligned start: widen the range down to its page.
@@ -43,13 +42,13 @@ MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw CliError{kExitFile, fmt::format("{}: not a regular file; only files can be mapped", path_)};
+    throw Failure{FailureKind::kFile, fmt::format("{}: not a regular file; only files can be mapped", path_)};
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
   if (size_ > 0) {
     if (size_ > static_cast<std::uint64_t>(SIZE_MAX)) {
       ::close(fd);
-      throw CliError{kExitFile, fmt::format("{}: {} bytes do not fit in the address space", path_, size_)};
+      throw Failure{FailureKind::kFile, fmt::format("{}: {} bytes do not fit in the address space", path_, size_)};
     }
     // Private + writable: in-place writes (torch ops on from_blob views) stay in our copy-on-write
     // pages and never reach the file; a read-only mapping would make them segfault.
@@ -87,7 +86,7 @@ void MappedFile::release() noexcept {
 
 void MappedFile::check_range(std::uint64_t offset, std::uint64_t length, std::string_view what) const {
   if (offset > size_ || length > size_ - offset)
-    throw CliError{kExitInvalidInput,
+    throw Failure{FailureKind::kInvalidInput,
                    fmt::format("{}: {} at offset {} (+{} bytes) lies past the end of the file ({} bytes)",
                                path_, what, offset, length, size_)};
 }
@@ -113,4 +112,4 @@ void MappedFile::advise_dontneed(std::uint64_t offset, std::uint64_t length) con
   advise(base_, size_, offset, length, MADV_DONTNEED);
 }
 
-}  // namespace memfit::cli
+}  // namespace memfit::io

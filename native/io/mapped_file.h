@@ -1,11 +1,11 @@
-// native/mapped_file.h — a whole file memory-mapped, RAII.
+// native/io/mapped_file.h — a whole file memory-mapped, RAII.
 //
 // The mapping is MAP_PRIVATE with PROT_READ|PROT_WRITE (../shared/docs/toolchain.md): a tensor
 // made with torch::from_blob over it may be written in place (copy-on-write pages) without a
 // segfault, and nothing ever reaches the file. Pages are only read when touched, so mapping a
 // multi-GB shard costs no RAM up front.
 //
-// Errors throw CliError (kExitFile) with the path and errno's text.
+// Errors throw Failure (kFile) with the path and errno's text.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace memfit::cli {
+namespace memfit::io {
 
 class MappedFile {
  public:
@@ -30,7 +30,7 @@ class MappedFile {
   std::uint8_t* data() { return static_cast<std::uint8_t*>(base_); }
   const std::uint8_t* data() const { return static_cast<const std::uint8_t*>(base_); }
 
-  // The bytes [offset, offset + length), checked against the file size (CliError naming the
+  // The bytes [offset, offset + length), checked against the file size (Failure naming the
   // path, the range and the size when it does not fit). `what` names the object in the message.
   std::string_view bytes(std::uint64_t offset, std::uint64_t length,
                          std::string_view what = "range") const;
@@ -53,4 +53,4 @@ class MappedFile {
   std::uint64_t size_ = 0;
 };
 
-}  // namespace memfit::cli
+}  // namespace memfit::io
