@@ -48,18 +48,10 @@ safetensors::Header read_local_header(const std::string& path) {
 
 void add_safetensors_file(Checkpoint& ck, std::string path, std::string name, const safetensors::Header& header) {
   const std::size_t file = ck.files.size();
-  for (const auto& t : header.tensors) {
-    TensorRecord r;
-    r.name = t.name;
-    r.dtype = t.dtype;
-    r.shape = t.shape;
-    r.stride = contiguous_stride(t.shape);
-    r.file = file;
-    r.data_offset = header.data_start() + t.begin;  // checked by the parser: inside the file
-    r.span_bytes = t.nbytes();
-    r.nbytes = t.nbytes();
-    ck.tensors.push_back(std::move(r));
-  }
+  // C order, each tensor its own bytes; data offsets were checked by the parser: inside the file.
+  for (const auto& t : header.tensors)
+    ck.tensors.push_back({t.name, t.dtype, t.shape, contiguous_stride(t.shape), /*contiguous=*/true, file,
+                          header.data_start() + t.begin, t.nbytes(), t.nbytes()});
   ck.files.push_back({std::move(path), std::move(name), header});
 }
 

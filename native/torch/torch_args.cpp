@@ -121,25 +121,22 @@ bool parse_options(int argc, const char* const* argv, const std::vector<Option>&
 TorchCommand parse_torch_command(int argc, const char* const* argv) {
   TorchCommand c;
   const std::string command = argc > 1 ? argv[1] : "";
+  // Parses one command's options; on --help, fills c.help and leaves c.kind at kHelp.
+  auto parse = [&](TorchCommand::Kind kind, const std::vector<Option>& options, std::string& dir, const char* what) {
+    if (parse_options(argc, argv, options, dir)) c.kind = kind;
+    else c.help = help_text(command, what, options);
+  };
   if (command == "load") {
-    const auto options = load_options(c.load);
-    if (!parse_options(argc, argv, options, c.load.dir)) {
-      c.help = help_text(command, "Validate a checkpoint against its config, load it by a device map, report "
-                                  "placement, time, GB/s and peak RSS", options);
-      return c;
-    }
-    c.kind = TorchCommand::Kind::kLoad;
+    parse(TorchCommand::Kind::kLoad, load_options(c.load), c.load.dir,
+          "Validate a checkpoint against its config, load it by a device map, report placement, time, GB/s and "
+          "peak RSS");
     return c;
   }
   if (command == "forward") {
-    const auto options = forward_options(c.forward);
-    if (!parse_options(argc, argv, options, c.forward.dir)) {
-      c.help = help_text(command, "Run a forward pass to logits (block by block, offloaded weights streamed with "
-                                  "prefetch)", options);
-      return c;
-    }
-    if (c.forward.tokens.empty()) usage("--tokens is required (token ids, e.g. 464,2068,7586)");
-    c.kind = TorchCommand::Kind::kForward;
+    parse(TorchCommand::Kind::kForward, forward_options(c.forward), c.forward.dir,
+          "Run a forward pass to logits (block by block, offloaded weights streamed with prefetch)");
+    if (c.kind == TorchCommand::Kind::kForward && c.forward.tokens.empty())
+      usage("--tokens is required (token ids, e.g. 464,2068,7586)");
     return c;
   }
   if (command == "--help" || command == "-h") {
