@@ -29,21 +29,9 @@ void read_bin_file(Checkpoint& ck, const std::string& path) {
 
 void add_bin_file(Checkpoint& ck, std::string path, std::string name, const torch_bin::Checkpoint& file) {
   const std::size_t index = ck.files.size();
-  for (const auto& t : file.tensors) {
-    TensorRecord r;
-    r.name = t.name;
-    r.dtype = t.dtype;
-    r.shape = t.shape;
-    r.stride = t.stride;
-    r.contiguous = t.contiguous;
-    r.file = index;
-    r.data_offset = t.data_offset;
-    r.span_bytes = t.span_bytes;
-    r.nbytes = t.nbytes;
-    r.storage_key = t.storage_key;
-    r.storage_offset = t.storage_offset;
-    ck.tensors.push_back(std::move(r));
-  }
+  for (const auto& t : file.tensors)
+    ck.tensors.push_back({t.name, t.dtype, t.shape, t.stride, t.contiguous, index, t.data_offset, t.span_bytes,
+                          t.nbytes, t.storage_key, t.storage_offset});
   ck.files.push_back({std::move(path), std::move(name), std::nullopt});
 }
 
