@@ -32,6 +32,16 @@ void fsync_folder(const std::string& path) {
   if (rc != 0) raise_errno(path, "fsync");
 }
 
+// After a rename: flushes the folder's entry for it. Best effort — the output is already complete
+// and in place, and a folder one may write in but not read cannot be opened for this.
+void sync_parent_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
 std::string make_temp_dir(const fs::path& folder, const char* tag) {
   std::string tmpl = folder.string() + tag + "XXXXXX";
   if (!::mkdtemp(tmpl.data())) raise_errno(tmpl, "create a temporary folder");
@@ -106,7 +116,7 @@ void AtomicFolder::commit(bool sync) {
   if (sync) fsync_folder(temp_);
   install(temp_, target_);
   temp_.clear();
-  if (sync) fsync_folder(fs::path(target_).parent_path().string());
+  if (sync) sync_parent_of(target_);
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
@@ -129,8 +139,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
     fs::remove(tmp, ec);
     throw Failure{FailureKind::kFile, fmt::format("{}: cannot write ({})", path, ec.message())};
   }
-  const fs::path parent = fs::path(path).parent_path();
-  fsync_folder(parent.empty() ? "." : parent.string());
+  sync_parent_of(path);
 }
 
 }  // namespace memfit::io

@@ -44,7 +44,7 @@ class AtomicFolder {
   const std::string& temp() const { return temp_; }      // where to write the files
   const std::string& target() const { return target_; }  // the folder's absolute path
   // Puts the temporary folder in place of the target (an atomic exchange when one exists), with
-  // the folder and its parent fsync'ed when `sync`.
+  // the folder fsync'ed before and its parent after (best effort) when `sync`.
   void commit(bool sync = true);
 
  private:
