@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "memfit/error.h"
-#include "memfit/format/parse_double.h"
 #include "memfit/option_error.h"
+#include "memfit/plan/device.h"
 
 namespace memfit {
 namespace {
@@ -85,39 +85,12 @@ const GpuSpec& find_gpu(std::string_view name) {
 }
 
 double parse_memory_size(std::string_view text, std::string_view what) {
-  auto fail = [&]() -> double {
+  // One size syntax for every flag and request field: accelerate's convert_file_size_to_int.
+  const Result<std::uint64_t> bytes = plan::parse_size(std::string(text));
+  if (!bytes)
     throw Error(ErrorCode::kInvalidArgument,
                 fmt::format("{}: '{}' is not a memory size (e.g. 24GiB, 24GB, 500MiB, or bytes)", what, text));
-  };
-  std::string s(text);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(s.begin());
-  if (s.empty()) return fail();
-  // Unit: the trailing letters. A lowercase final 'b' after a prefix means bits (accelerate).
-  std::size_t i = s.size();
-  while (i > 0 && std::isalpha(static_cast<unsigned char>(s[i - 1]))) --i;
-  std::string number = s.substr(0, i), unit = s.substr(i);
-  while (!number.empty() && std::isspace(static_cast<unsigned char>(number.back()))) number.pop_back();
-  const bool bits = unit.size() >= 2 && unit.back() == 'b';
-  std::string u;
-  for (char c : unit) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  double scale = 0;
-  if (u.empty() || u == "B") scale = 1;
-  else if (u == "KIB") scale = 1024.0;
-  else if (u == "MIB") scale = 1024.0 * 1024;
-  else if (u == "GIB") scale = kGiB;
-  else if (u == "TIB") scale = kGiB * 1024;
-  else if (u == "KB") scale = 1e3;
-  else if (u == "MB") scale = 1e6;
-  else if (u == "GB") scale = 1e9;
-  else if (u == "TB") scale = 1e12;
-  else return fail();
-  if (bits) scale /= 8;
-  if (number.empty()) return fail();
-  char* end = nullptr;
-  const double v = parse_double(number.c_str(), &end);
-  if (end != number.c_str() + number.size() || !std::isfinite(v) || v < 0 || v > 1e18) return fail();
-  return std::floor(v * scale);
+  return static_cast<double>(*bytes);
 }
 
 }  // namespace memfit

@@ -10,8 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
-#include "model_source.h"
+#include "failure.h"
 #include "torch_types.h"
 
 #ifdef MEMFIT_TORCH_CUDA
@@ -86,7 +85,7 @@ void Executor::plan_staging() {
   auto file_index = [&](const std::string& path) {
     for (std::size_t i = 0; i < paths.size(); ++i)
       if (paths[i] == path) return i;
-    files_.push_back(std::make_unique<cli::FileReader>(path));
+    files_.push_back(std::make_unique<io::FileReader>(path));
     files_.back()->advise_sequential();
     paths.push_back(path);
     return paths.size() - 1;
@@ -217,7 +216,7 @@ void Executor::gather_rows(std::size_t stage, const ForwardState& s, StageWeight
   for (const StageStaging::Rows& r : st.rows) {
     const at::Tensor& t = r.weight->tensor;
     if (n > 0 && (unique.front() < 0 || unique.back() >= t.size(0)))
-      throw cli::CliError{cli::kExitUsage,
+      throw Failure{FailureKind::kUsage,
                           fmt::format("token id {} is out of range for '{}' ({} rows)",
                                       unique.front() < 0 ? unique.front() : unique.back(), r.name, t.size(0))};
     const auto row_bytes = static_cast<std::uint64_t>(t.stride(0) * t.element_size());

@@ -92,7 +92,7 @@ class Executor {
   const ModelProgram& program_;
   ExecOptions options_;
   ExecStats stats_;
-  std::vector<std::unique_ptr<cli::FileReader>> files_;  // files disk weights are read from
+  std::vector<std::unique_ptr<io::FileReader>> files_;  // files disk weights are read from
   std::vector<StageStaging> staging_;                     // per stage
   std::uint64_t staging_bytes_ = 0;                       // the largest stage's buffer
   mutable std::atomic<std::size_t> reading_{0}, most_reading_{0};  // stage reads in flight, their peak

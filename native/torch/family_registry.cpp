@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
+#include "failure.h"
 #include "model_program.h"
-#include "model_source.h"
 
 namespace memfit::torchrt {
 
@@ -42,7 +41,7 @@ std::unique_ptr<ModelProgram> make_program(const std::string& model_type, const 
     if (model_type == f.model_type) return f.make(config, tree);
     names.emplace_back(f.model_type);
   }
-  throw cli::CliError{cli::kExitUnsupported,
+  throw Failure{FailureKind::kUnsupported,
                       fmt::format("model_type '{}' cannot run in memfit-torch yet (it can: {}); "
                                   "`memfit load` still validates and places it",
                                   model_type, fmt::join(names, ", "))};

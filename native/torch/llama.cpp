@@ -6,10 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
+#include "failure.h"
 #include "load_plan.h"
 #include "model_program.h"
-#include "model_source.h"
 
 namespace memfit::torchrt {
 namespace {
@@ -135,13 +134,13 @@ std::unique_ptr<ModelProgram> make_llama(const Config& c, const TensorTree& tree
   t.eps = c.number_or({"rms_norm_eps"}, 1e-6);
   t.rope_theta = c.number_or({"rope_theta"}, 10000.0);
   if (t.heads % t.kv_heads != 0)
-    throw cli::CliError{cli::kExitInvalidInput,
+    throw Failure{FailureKind::kInvalidInput,
                         fmt::format("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}",
                                     c.where(), t.heads, t.kv_heads)};
   if (auto rs = c.sub("rope_scaling")) {
     const std::string type = rs->string_or({"type", "rope_type"}, "linear");
     if (type != "linear")
-      throw cli::CliError{cli::kExitUnsupported,
+      throw Failure{FailureKind::kUnsupported,
                           fmt::format("{}: rope_scaling type '{}' is not implemented (linear is)", c.where(), type)};
     t.rope_factor = rs->number_or({"factor"}, 1.0);
   }

@@ -5,22 +5,16 @@
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
+#include "failure.h"
+#include "file_reader.h"
 #include "memfit/memory/estimate.h"
 #include "memfit/plan/plan.h"
-#include "model_source.h"
+#include "open_checkpoint.h"
 
 namespace memfit::torchrt {
 namespace fs = std::filesystem;
-using cli::CliError;
 
 namespace {
-
-template <typename T>
-T or_fail(Result<T> r) {
-  if (!r) throw CliError{cli::exit_code_for(r.error().code()), r.error().message()};
-  return std::move(r).value();
-}
 
 std::string config_path(const LoadRequest& req) {
   std::error_code ec;
@@ -49,7 +43,7 @@ void check_comparison(const TreeComparison& c, const LoadRequest& req, const std
   if (shown < problems.size()) msg += fmt::format("\n  … and {} more", problems.size() - shown);
   if (!c.missing.empty() && !req.allow_missing) msg += "\n  (--allow-missing loads anyway)";
   if (!c.unexpected.empty() && !req.ignore_unexpected) msg += "\n  (--ignore-unexpected skips them)";
-  throw CliError{cli::kExitMismatch, msg};
+  throw Failure{FailureKind::kMismatch, msg};
 }
 
 bool is_strategy(const std::string& s) {
@@ -58,12 +52,12 @@ bool is_strategy(const std::string& s) {
 
 // max_memory from the flag, or from what is free (accelerate's get_max_memory).
 plan::MaxMemory budgets(const LoadRequest& req, const DeviceInventory& inv) {
-  if (!req.max_memory.empty()) return or_fail(plan::parse_max_memory(req.max_memory));
+  if (!req.max_memory.empty()) return value_or_raise(plan::parse_max_memory(req.max_memory));
   std::vector<std::pair<plan::Device, std::uint64_t>> entries;
   for (std::size_t i = 0; i < inv.gpu_free_bytes.size(); ++i)
     entries.emplace_back(plan::Device::gpu(static_cast<int>(i)), inv.gpu_free_bytes[i]);
   entries.emplace_back(plan::Device::cpu(), inv.cpu_available_bytes);
-  return or_fail(plan::normalize_max_memory(std::move(entries)));
+  return value_or_raise(plan::normalize_max_memory(std::move(entries)));
 }
 
 plan::DeviceMap resolve_map(const LoadRequest& req, const LoadPlan& lp, const DeviceInventory& inv,
@@ -80,25 +74,25 @@ plan::DeviceMap resolve_map(const LoadRequest& req, const LoadPlan& lp, const De
     pr.max_memory = budgets(req, inv);
     pr.strategy = *plan::strategy_from_name(spec);
     pr.dtype = lp.dtype;
-    return or_fail(plan::run_plan(lp.model, pr)).device_map;
+    return value_or_raise(plan::run_plan(lp.model, pr)).device_map;
   }
   std::string text = spec;
   std::string source = "--device-map (inline JSON)";
   *origin = "inline";
   if (spec.front() != '{') {
-    text = cli::read_file(spec);
+    text = io::read_file(spec);
     source = spec;
     *origin = "file " + spec;
   }
-  return or_fail(plan::device_map_from_json(text, source));
+  return value_or_raise(plan::device_map_from_json(text, source));
 }
 
 void check_devices_exist(const plan::DeviceMap& map, const DeviceInventory& inv) {
   for (const auto& [key, dev] : map) {
     if (dev.kind == plan::Device::Kind::kMps)
-      throw CliError{cli::kExitUsage, fmt::format("device map: '{}' → mps: memfit-torch runs on CUDA, CPU and disk", key)};
+      throw Failure{FailureKind::kUsage, fmt::format("device map: '{}' → mps: memfit-torch runs on CUDA, CPU and disk", key)};
     if (dev.is_gpu() && static_cast<std::size_t>(dev.index) >= inv.gpu_free_bytes.size())
-      throw CliError{cli::kExitUsage,
+      throw Failure{FailureKind::kUsage,
                      fmt::format("device map: '{}' → GPU {}, but {} CUDA device{} available{}",
                                  key.empty() ? "the whole model" : key, dev.index,
                                  inv.gpu_free_bytes.size(), inv.gpu_free_bytes.size() == 1 ? " is" : "s are",
@@ -144,32 +138,32 @@ std::vector<std::string> tensors_under(const TensorTree& tree, const std::string
 LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inv) {
   LoadPlan lp;
   const std::string cfg_path = config_path(req);
-  const std::string config_text = cli::read_file(cfg_path);
+  const std::string config_text = io::read_file(cfg_path);
   lp.dtype = req.dtype.value_or(DType::kF32);
   if (!is_floating(lp.dtype))
-    throw CliError{cli::kExitUsage, fmt::format("--dtype {}: weights can be loaded in a floating dtype only",
+    throw Failure{FailureKind::kUsage, fmt::format("--dtype {}: weights can be loaded in a floating dtype only",
                                                 torch_name(lp.dtype))};
 
   EstimateRequest er;
   er.config_text = config_text;
   er.name = cfg_path;
   er.mode = Mode::kMemfit;  // architectures[0], the class that is loaded (with its head)
-  lp.model = or_fail(build_model(std::move(er)));
+  lp.model = value_or_raise(build_model(std::move(er)));
   lp.model_type = lp.model.model_type;
   lp.tree = for_era(lp.model.tree, /*legacy=*/false);
 
-  lp.source = open_checkpoint(req.checkpoint);  // headers only: shards checked, nothing mapped
-  lp.comparison = compare_trees(lp.tree, lp.source.tensors(), std::nullopt);
+  lp.source = checkpoint::open_checkpoint(req.checkpoint);  // headers only: shards checked, nothing mapped
+  lp.comparison = compare_trees(lp.tree, lp.source.tree_tensors(), std::nullopt);
   check_comparison(lp.comparison, req, req.checkpoint);
 
   lp.device_map = resolve_map(req, lp, inv, &lp.device_map_origin);
-  or_fail(plan::check_device_map(lp.tree, with_computed_buffers(lp.tree, lp.device_map)));
+  value_or_raise(plan::check_device_map(lp.tree, with_computed_buffers(lp.tree, lp.device_map)));
   check_devices_exist(lp.device_map, inv);
 
   // Checkpoint names → model names; tied copies (a .bin's lm_head.weight) and unexpected
   // tensors are not loaded.
-  for (std::size_t i = 0; i < lp.source.records.size(); ++i) {
-    const std::string& stored = lp.source.records[i].name;
+  for (std::size_t i = 0; i < lp.source.tensors.size(); ++i) {
+    const std::string& stored = lp.source.tensors[i].name;
     std::string name = stored;
     const std::string& strip = lp.comparison.strip_prefix;
     if (!strip.empty() && name.compare(0, strip.size(), strip) == 0) name = name.substr(strip.size());
@@ -180,7 +174,7 @@ LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inv) {
       continue;
     }
     const plan::Device* d = plan::device_of(lp.device_map, name);
-    if (!d) throw CliError{cli::kExitUsage, fmt::format("device map: no key covers '{}'", name)};
+    if (!d) throw Failure{FailureKind::kUsage, fmt::format("device map: no key covers '{}'", name)};
     lp.weights.push_back({i, name, *d});
   }
   return lp;

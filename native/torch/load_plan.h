@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint_source.h"
+#include "checkpoint.h"
 #include "memfit/model/checkpoint_tree.h"
 #include "memfit/model/config.h"
 #include "memfit/model/model.h"
@@ -39,7 +39,7 @@ struct LoadRequest {
 
 // One checkpoint tensor the model uses, and where it goes.
 struct PlacedWeight {
-  std::size_t record = 0;      // index into CheckpointSource::records
+  std::size_t record = 0;      // index into source.tensors
   std::string model_name;      // the tree's name (prefix differences resolved)
   plan::Device device;
 };
@@ -48,7 +48,7 @@ struct LoadPlan {
   Model model;                 // config.json, parsed once, and the class from_pretrained builds
   std::string model_type;
   TensorTree tree;             // the empty model (current transformers' buffers)
-  CheckpointSource source;
+  checkpoint::Checkpoint source;
   TreeComparison comparison;
   plan::DeviceMap device_map;
   std::string device_map_origin;  // "default", "auto", "file map.json", "inline"
@@ -58,8 +58,8 @@ struct LoadPlan {
   bool any_gpu() const;
 };
 
-// Reads the config, validates, plans. Throws cli::CliError: kExitMismatch for a checkpoint that
-// does not match the model (listing names), kExitUsage for a bad map, kExitFile for I/O.
+// Reads the config, validates, plans. Throws Failure: kMismatch for a checkpoint that does not
+// match the model (listing names), kUsage for a bad map, kFile for I/O.
 LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inventory);
 
 // Tensor names of the tree under `module` ("" = all), parameters and persistent buffers, tied

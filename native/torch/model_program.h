@@ -69,7 +69,7 @@ class ModelProgram {
   std::vector<StageSpec> stages_;
 };
 
-// The program for this config's model_type; throws cli::CliError(kExitUnsupported) listing the
+// The program for this config's model_type; throws Failure(kUnsupported) listing the
 // families that can run.
 std::unique_ptr<ModelProgram> make_program(const std::string& model_type, const Config& config,
                                            const TensorTree& tree);

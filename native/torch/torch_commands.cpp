@@ -8,18 +8,21 @@
 
 #include "compute_threads.h"
 #include "executor.h"
-#include "exit_codes.h"
+#include "failure.h"
 #include "memfit/plan/plan.h"
 #include "memfit/report/convert_bytes.h"
-#include "model_source.h"
 #include "progress_bar.h"
 #include "torch_types.h"
 
 namespace memfit::torchrt {
-using cli::CliError;
 using OJson = nlohmann::ordered_json;
 
 namespace {
+
+// How `load` names the format (its JSON's "format", the text report).
+const char* format_label(checkpoint::Format format) {
+  return format == checkpoint::Format::kPytorchBin ? "bin" : "safetensors";
+}
 
 LoadRequest request_of(const std::string& dir, const PlacementArgs& p) {
   LoadRequest r;
@@ -31,7 +34,7 @@ LoadRequest request_of(const std::string& dir, const PlacementArgs& p) {
   r.ignore_unexpected = p.ignore_unexpected;
   if (!p.dtype.empty()) {
     r.dtype = dtype_from_name(p.dtype);
-    if (!r.dtype) throw CliError{cli::kExitUsage, fmt::format("--dtype: unknown dtype '{}'", p.dtype)};
+    if (!r.dtype) throw Failure{FailureKind::kUsage, fmt::format("--dtype: unknown dtype '{}'", p.dtype)};
   }
   return r;
 }
@@ -67,7 +70,7 @@ OJson load_json(const LoadedModel& m) {
   const LoadStats& s = m.stats;
   OJson j;
   j["checkpoint"] = m.plan.source.path;
-  j["format"] = m.plan.source.format_name();
+  j["format"] = format_label(m.plan.source.format);
   j["model_type"] = m.plan.model_type;
   j["model_class"] = m.plan.tree.class_name();
   j["tensors"] = m.weights.size();
@@ -92,7 +95,7 @@ OJson load_json(const LoadedModel& m) {
 void print_load_text(const LoadedModel& m) {
   const LoadStats& s = m.stats;
   fmt::print("{} ({}, {} {}): {} tensors, {} in {:.3f} s ({:.2f} GB/s)\n", m.plan.source.path,
-             m.plan.source.format_name(), m.plan.model_type, m.plan.tree.class_name(), m.weights.size(),
+             format_label(m.plan.source.format), m.plan.model_type, m.plan.tree.class_name(), m.weights.size(),
              convert_bytes(static_cast<double>(s.bytes_read)), s.seconds,
              s.seconds > 0 ? static_cast<double>(s.bytes_read) / s.seconds / 1e9 : 0.0);
   fmt::print("device map ({}): {}\n", m.plan.device_map_origin, plan::device_map_to_json(m.plan.device_map).dump());
@@ -104,24 +107,6 @@ void print_load_text(const LoadedModel& m) {
              convert_bytes(static_cast<double>(s.before.rss_bytes)),
              convert_bytes(static_cast<double>(s.cpu_bytes)),
              convert_bytes(static_cast<double>(s.largest_tensor_bytes)));
-}
-
-int fail(const CliError& e) {
-  fmt::print(stderr, "memfit: error: {}\n", e.message);
-  return e.exit_code;
-}
-
-template <typename Fn>
-int guarded(Fn&& fn) {
-  try {
-    return fn();
-  } catch (const CliError& e) {
-    return fail(e);
-  } catch (const Error& e) {
-    return fail(CliError{cli::exit_code_for(e.code()), e.message()});
-  } catch (const std::exception& e) {
-    return fail(CliError{cli::kExitInternal, e.what()});
-  }
 }
 
 }  // namespace
@@ -140,7 +125,7 @@ std::vector<std::vector<long long>> parse_token_rows(const std::string& text) {
       used = 0;
     }
     if (t.empty() || used != t.size() || v < 0)
-      throw CliError{cli::kExitUsage, fmt::format("--tokens: '{}' is not a token id", t)};
+      throw Failure{FailureKind::kUsage, fmt::format("--tokens: '{}' is not a token id", t)};
     rows.back().push_back(v);
   };
   for (char c : text) {
@@ -151,87 +136,81 @@ std::vector<std::vector<long long>> parse_token_rows(const std::string& text) {
   flush();
   for (const auto& r : rows)
     if (r.size() != rows.front().size())
-      throw CliError{cli::kExitUsage, fmt::format("--tokens: rows have {} and {} ids; a batch needs equal "
+      throw Failure{FailureKind::kUsage, fmt::format("--tokens: rows have {} and {} ids; a batch needs equal "
                                                   "lengths (no padding)", rows.front().size(), r.size())};
   return rows;
 }
 
-int run_load(const LoadArgs& args) {
-  return guarded([&] {
-    const auto model = load_with_progress(args.dir, args.placement);
-    if (args.json) fmt::print("{}\n", load_json(*model).dump(2));
-    else print_load_text(*model);
-    return int{cli::kExitOk};
-  });
+void run_load(const LoadArgs& args) {
+  const auto model = load_with_progress(args.dir, args.placement);
+  if (args.json) fmt::print("{}\n", load_json(*model).dump(2));
+  else print_load_text(*model);
 }
 
-int run_forward(const ForwardArgs& args) {
-  return guarded([&] {
-    const auto rows = parse_token_rows(args.tokens);
-    const auto model = load_with_progress(args.dir, args.placement);
-    const auto program = make_program(model->plan.model_type, model->plan.model.config, model->plan.tree);
-    ExecOptions opt;
-    opt.prefetch = !args.no_prefetch;
-    opt.prefetch_depth = args.prefetch_depth;
-    opt.evict_page_cache = args.evict;
-    const int threads = args.threads > 0 ? args.threads : default_compute_threads(*model, opt);
-    const ComputeThreads split = apply_compute_threads(threads);
-    Executor exec(*model, *program, opt);
+void run_forward(const ForwardArgs& args) {
+  const auto rows = parse_token_rows(args.tokens);
+  const auto model = load_with_progress(args.dir, args.placement);
+  const auto program = make_program(model->plan.model_type, model->plan.model.config, model->plan.tree);
+  ExecOptions opt;
+  opt.prefetch = !args.no_prefetch;
+  opt.prefetch_depth = args.prefetch_depth;
+  opt.evict_page_cache = args.evict;
+  const int threads = args.threads > 0 ? args.threads : default_compute_threads(*model, opt);
+  const ComputeThreads split = apply_compute_threads(threads);
+  Executor exec(*model, *program, opt);
 
-    std::vector<std::int64_t> flat;
-    for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
-    const auto ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong))
-                         .view({static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(rows[0].size())});
-    at::Tensor logits;
-    std::vector<double> times;
-    for (int i = 0; i < std::max(1, args.repeat); ++i) {
-      logits = exec.forward(ids);
-      times.push_back(exec.stats().seconds);
+  std::vector<std::int64_t> flat;
+  for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+  const auto ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong))
+                       .view({static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(rows[0].size())});
+  at::Tensor logits;
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, args.repeat); ++i) {
+    logits = exec.forward(ids);
+    times.push_back(exec.stats().seconds);
+  }
+  std::vector<std::int64_t> generated;
+  if (args.generate > 0) {
+    if (rows.size() != 1) throw Failure{FailureKind::kUsage, "--generate takes one row of --tokens"};
+    generated = exec.generate(flat, args.generate);
+  }
+  const auto B = logits.size(0), T = logits.size(1), V = logits.size(2);
+  const at::Tensor last = logits.select(1, T - 1).contiguous();
+  if (args.json) {
+    OJson j;
+    j["shape"] = {B, T, V};
+    OJson ll = OJson::array();
+    for (std::int64_t b = 0; b < B; ++b) {
+      const float* p = last[b].data_ptr<float>();
+      ll.push_back(std::vector<float>(p, p + V));
     }
-    std::vector<std::int64_t> generated;
-    if (args.generate > 0) {
-      if (rows.size() != 1) throw CliError{cli::kExitUsage, "--generate takes one row of --tokens"};
-      generated = exec.generate(flat, args.generate);
-    }
-    const auto B = logits.size(0), T = logits.size(1), V = logits.size(2);
-    const at::Tensor last = logits.select(1, T - 1).contiguous();
-    if (args.json) {
-      OJson j;
-      j["shape"] = {B, T, V};
-      OJson ll = OJson::array();
-      for (std::int64_t b = 0; b < B; ++b) {
-        const float* p = last[b].data_ptr<float>();
-        ll.push_back(std::vector<float>(p, p + V));
-      }
-      j["last_logits"] = ll;
-      j["argmax_last"] = std::vector<std::int64_t>();
-      for (std::int64_t b = 0; b < B; ++b) j["argmax_last"].push_back(last[b].argmax().item<std::int64_t>());
-      j["seconds"] = times.back();
-      j["seconds_per_forward"] = times;
-      j["streamed_bytes"] = exec.stats().streamed_bytes;
-      j["wait_seconds"] = exec.stats().wait_seconds;
-      j["read_bytes"] = exec.stats().read_bytes;
-      j["read_seconds"] = exec.stats().read_seconds;
-      j["staging_buffers"] = exec.stats().staging_buffers;
-      j["most_reads_at_once"] = exec.stats().most_reads_at_once;
-      j["staging_buffer_bytes"] = exec.stats().staging_buffer_bytes;
-      j["prefetch"] = opt.prefetch;
-      j["threads"] = threads;
-      j["aten_threads"] = split.aten;
-      j["blas_threads"] = split.blas;
-      j["load"] = load_json(*model);
-      if (args.generate > 0) j["generated"] = generated;
-      fmt::print("{}\n", j.dump());
-    } else {
-      fmt::print("logits [{}, {}, {}] in {:.4f} s (execution device {}, {} streamed, prefetch {})\n", B, T, V,
-                 times.back(), model->exec_device.str(),
-                 convert_bytes(static_cast<double>(exec.stats().streamed_bytes)), opt.prefetch ? "on" : "off");
-      for (std::int64_t b = 0; b < B; ++b)
-        fmt::print("  row {}: argmax at the last position {}\n", b, last[b].argmax().item<std::int64_t>());
-      if (!generated.empty()) fmt::print("  greedy: {}\n", fmt::join(generated, ","));
-    }
-    return int{cli::kExitOk};
-  });
+    j["last_logits"] = ll;
+    j["argmax_last"] = std::vector<std::int64_t>();
+    for (std::int64_t b = 0; b < B; ++b) j["argmax_last"].push_back(last[b].argmax().item<std::int64_t>());
+    j["seconds"] = times.back();
+    j["seconds_per_forward"] = times;
+    j["streamed_bytes"] = exec.stats().streamed_bytes;
+    j["wait_seconds"] = exec.stats().wait_seconds;
+    j["read_bytes"] = exec.stats().read_bytes;
+    j["read_seconds"] = exec.stats().read_seconds;
+    j["staging_buffers"] = exec.stats().staging_buffers;
+    j["most_reads_at_once"] = exec.stats().most_reads_at_once;
+    j["staging_buffer_bytes"] = exec.stats().staging_buffer_bytes;
+    j["prefetch"] = opt.prefetch;
+    j["threads"] = threads;
+    j["aten_threads"] = split.aten;
+    j["blas_threads"] = split.blas;
+    j["load"] = load_json(*model);
+    if (args.generate > 0) j["generated"] = generated;
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("logits [{}, {}, {}] in {:.4f} s (execution device {}, {} streamed, prefetch {})\n", B, T, V,
+               times.back(), model->exec_device.str(),
+               convert_bytes(static_cast<double>(exec.stats().streamed_bytes)), opt.prefetch ? "on" : "off");
+    for (std::int64_t b = 0; b < B; ++b)
+      fmt::print("  row {}: argmax at the last position {}\n", b, last[b].argmax().item<std::int64_t>());
+    if (!generated.empty()) fmt::print("  greedy: {}\n", fmt::join(generated, ","));
+  }
 }
 
 }  // namespace memfit::torchrt

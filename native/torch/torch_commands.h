@@ -1,5 +1,5 @@
 // native/torch/torch_commands.h — `memfit load` and `memfit forward` (run by memfit-torch, which
-// `memfit` execs). No LibTorch types here, so the CLI11 translation unit stays torch-free.
+// `memfit` execs). No LibTorch types here, so the argument parser (torch_args) stays torch-free.
 #pragma once
 
 #include <string>
@@ -36,9 +36,10 @@ struct ForwardArgs {
   bool json = false;
 };
 
-int run_load(const LoadArgs& args);
-int run_forward(const ForwardArgs& args);
-// Comma/semicolon token rows → ids; throws cli::CliError(kExitUsage) naming the bad entry.
+// Print their report; a failure throws (Failure, or core's Error), which main() turns into an exit code.
+void run_load(const LoadArgs& args);
+void run_forward(const ForwardArgs& args);
+// Comma/semicolon token rows → ids; throws Failure(kUsage) naming the bad entry.
 std::vector<std::vector<long long>> parse_token_rows(const std::string& text);
 
 }  // namespace memfit::torchrt

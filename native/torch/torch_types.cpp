@@ -4,8 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
-#include "model_source.h"
+#include "failure.h"
 
 namespace memfit::torchrt {
 
@@ -24,7 +23,7 @@ at::ScalarType to_scalar_type(DType dt, const std::string& tensor_name) {
     case DType::kC64: return at::kComplexFloat;
     default: break;
   }
-  throw cli::CliError{cli::kExitUnsupported,
+  throw Failure{FailureKind::kUnsupported,
                       fmt::format("tensor '{}': dtype {} has no LibTorch {}.{} type", tensor_name,
                                   safetensors_name(dt), TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)};
 }

@@ -16,7 +16,7 @@
 
 namespace memfit::torchrt {
 
-// Throws cli::CliError (kExitUnsupported) for dtypes ATen has no type for (F8_E8M0, F4, …).
+// Throws Failure (kUnsupported) for dtypes ATen has no type for (F8_E8M0, F4, …).
 at::ScalarType to_scalar_type(DType dt, const std::string& tensor_name);
 DType from_scalar_type(at::ScalarType st);
 

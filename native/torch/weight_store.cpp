@@ -7,8 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
-#include "model_source.h"
+#include "failure.h"
 #include "offload_folder.h"
 #include "torch_types.h"
 
@@ -18,14 +17,14 @@
 #endif
 
 namespace memfit::torchrt {
-using cli::CliError;
+using checkpoint::TensorRecord;
 
 namespace {
 
 constexpr std::uint64_t kPage = 4096;
 
 // A zero-copy view of a record's bytes; the deleter keeps the mapping alive as long as the view.
-at::Tensor view_of(const WeightRecord& r, const std::shared_ptr<cli::MappedFile>& file) {
+at::Tensor view_of(const TensorRecord& r, const std::shared_ptr<io::MappedFile>& file) {
   std::uint8_t* p = file->at(r.data_offset, r.span_bytes, r.name);
   const auto options = at::TensorOptions().dtype(to_scalar_type(r.dtype, r.name));
   return at::from_blob(p, r.shape, r.stride, [keep = file](void*) {}, options);
@@ -37,7 +36,7 @@ at::Tensor view_of(const WeightRecord& r, const std::shared_ptr<cli::MappedFile>
 
 }  // namespace
 
-void populate(const cli::MappedFile& f, std::uint64_t offset, std::uint64_t length) {
+void populate(const io::MappedFile& f, std::uint64_t offset, std::uint64_t length) {
   if (length == 0) return;
   const auto start = reinterpret_cast<std::uintptr_t>(f.data() + offset) & ~(kPage - 1);
   const auto end = reinterpret_cast<std::uintptr_t>(f.data() + offset + length);
@@ -59,41 +58,32 @@ at::Device execution_device(const LoadPlan& plan) {
   return gpu < 0 ? at::Device(at::kCPU) : at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(gpu));
 }
 
-bool contiguous_stride(const WeightRecord& r) {
-  std::int64_t expect = 1;
-  for (std::size_t i = r.shape.size(); i-- > 0;) {
-    if (r.shape[i] != 1 && r.stride[i] != expect) return false;
-    expect *= r.shape[i];
-  }
-  return true;
-}
-
 // .bin weights placed on disk go to an Accelerate offload folder (index.json + one .dat per
-// tensor, in the load dtype), written atomically by native/offload_folder: a failure or a cancel
+// tensor, in the load dtype), written atomically by native/checkpoint/offload_folder: a failure or a cancel
 // leaves no partial folder. Returns, per disk weight of `lp.weights`, the mapped .dat file.
-std::unordered_map<std::size_t, std::shared_ptr<cli::MappedFile>> offload_bin_weights(
+std::unordered_map<std::size_t, std::shared_ptr<io::MappedFile>> offload_bin_weights(
     const LoadPlan& lp, at::ScalarType dtype, const std::string& folder,
-    const std::function<std::shared_ptr<cli::MappedFile>(std::size_t)>& file_of,
+    const std::function<std::shared_ptr<io::MappedFile>(std::size_t)>& file_of,
     const std::function<void(std::uint64_t)>& advance) {
   std::vector<const PlacedWeight*> disk;
   for (const auto& w : lp.weights)
     if (w.device.kind == plan::Device::Kind::kDisk) disk.push_back(&w);
-  std::unordered_map<std::size_t, std::shared_ptr<cli::MappedFile>> out;
+  std::unordered_map<std::size_t, std::shared_ptr<io::MappedFile>> out;
   if (disk.empty()) return out;
   if (folder.empty())
-    throw CliError{cli::kExitUsage,
+    throw Failure{FailureKind::kUsage,
                    fmt::format("{}: {} tensor(s) of this .bin checkpoint are placed on disk; pass "
                                "--offload-folder DIR to hold them (safetensors need none: disk "
                                "weights point into the shards)", lp.source.path, disk.size())};
-  std::vector<cli::OffloadEntry> entries;
+  std::vector<checkpoint::OffloadEntry> entries;
   for (const PlacedWeight* w : disk) {
-    const WeightRecord& r = lp.source.records[w->record];
+    const TensorRecord& r = lp.source.tensors[w->record];
     const DType st = at::isFloatingType(to_scalar_type(r.dtype, r.name)) ? from_scalar_type(dtype) : r.dtype;
     entries.push_back({w->model_name, st, r.shape});
   }
-  const auto result = cli::write_offload_folder(
-      folder, entries, [&](std::size_t i, const cli::OffloadEntry& e, const cli::ChunkWriter& write) {
-        const WeightRecord& r = lp.source.records[disk[i]->record];
+  const auto result = checkpoint::write_offload_folder(
+      folder, entries, [&](std::size_t i, const checkpoint::OffloadEntry& e, const checkpoint::ChunkWriter& write) {
+        const TensorRecord& r = lp.source.tensors[disk[i]->record];
         const auto file = file_of(r.file);
         const at::Tensor t = cast_floating(view_of(r, file), dtype).contiguous();
         write(t.data_ptr(), static_cast<std::size_t>(e.nbytes()));
@@ -101,9 +91,9 @@ std::unordered_map<std::size_t, std::shared_ptr<cli::MappedFile>> offload_bin_we
         advance(r.nbytes);  // may throw (cancel): the writer removes its temporary folder
       });
   if (result.reused)
-    for (const PlacedWeight* w : disk) advance(lp.source.records[w->record].nbytes);
+    for (const PlacedWeight* w : disk) advance(lp.source.tensors[w->record].nbytes);
   for (std::size_t i = 0; i < disk.size(); ++i)
-    out[disk[i]->record] = std::make_shared<cli::MappedFile>(cli::map_offloaded(result.folder, entries[i]));
+    out[disk[i]->record] = std::make_shared<io::MappedFile>(checkpoint::map_offloaded(result.folder, entries[i]));
   return out;
 }
 
@@ -161,38 +151,38 @@ std::unique_ptr<LoadedModel> load_model(LoadPlan plan, const LoadOptions& option
   const bool pin = cuda_available();  // CPU weights are streamed to a GPU: page-locked
   const auto t0 = std::chrono::steady_clock::now();
 
-  std::vector<std::shared_ptr<cli::MappedFile>> files(lp.source.files.size());
-  auto file_of = [&](std::size_t i) -> std::shared_ptr<cli::MappedFile> {
+  std::vector<std::shared_ptr<io::MappedFile>> files(lp.source.files.size());
+  auto file_of = [&](std::size_t i) -> std::shared_ptr<io::MappedFile> {
     if (!files[i]) {
-      files[i] = std::make_shared<cli::MappedFile>(lp.source.files[i]);
+      files[i] = std::make_shared<io::MappedFile>(lp.source.files[i].path);
       files[i]->advise_sequential(0, files[i]->size());  // one pass in file order: read ahead
     }
     return files[i];
   };
 
   std::uint64_t total = 0, done = 0;
-  for (const auto& w : lp.weights) total += lp.source.records[w.record].nbytes;
+  for (const auto& w : lp.weights) total += lp.source.tensors[w.record].nbytes;
   auto advance = [&](std::uint64_t bytes) {
     done += bytes;
     if (options.progress && done < total && !options.progress(done, total))
-      throw CliError{cli::kExitCancelled,
+      throw Failure{FailureKind::kCancelled,
                      fmt::format("{}: load cancelled after {} of {} bytes; nothing was kept",
                                  lp.source.path, done, total)};
   };
-  std::unordered_map<std::size_t, std::shared_ptr<cli::MappedFile>> offloaded;
-  if (lp.source.format == CheckpointSource::Format::kBin)
+  std::unordered_map<std::size_t, std::shared_ptr<io::MappedFile>> offloaded;
+  if (lp.source.format == checkpoint::Format::kPytorchBin)
     offloaded = offload_bin_weights(lp, model->dtype, options.offload_folder, file_of, advance);
   // File order, then offset: the page cache and readahead see one sequential pass per shard.
   std::vector<const PlacedWeight*> order;
   for (const auto& w : lp.weights) order.push_back(&w);
   std::stable_sort(order.begin(), order.end(), [&](const PlacedWeight* a, const PlacedWeight* b) {
-    const auto& ra = lp.source.records[a->record];
-    const auto& rb = lp.source.records[b->record];
+    const auto& ra = lp.source.tensors[a->record];
+    const auto& rb = lp.source.tensors[b->record];
     return std::tie(ra.file, ra.data_offset) < std::tie(rb.file, rb.data_offset);
   });
 
   for (const PlacedWeight* pw : order) {
-    const WeightRecord& r = lp.source.records[pw->record];
+    const TensorRecord& r = lp.source.tensors[pw->record];
     const auto& file = file_of(r.file);
     StoredWeight sw;
     sw.name = pw->model_name;
@@ -222,7 +212,7 @@ std::unique_ptr<LoadedModel> load_model(LoadPlan plan, const LoadOptions& option
         model->stats.disk_bytes += r.nbytes;
         break;
       case plan::Device::Kind::kCpu:
-        if (same_dtype && !pin && contiguous_stride(r)) {
+        if (same_dtype && !pin && r.contiguous) {
           populate(*file, r.data_offset, r.span_bytes);
           sw.tensor = view;  // zero-copy: the mapping is the CPU copy
         } else {
@@ -241,7 +231,7 @@ std::unique_ptr<LoadedModel> load_model(LoadPlan plan, const LoadOptions& option
         break;
       }
       case plan::Device::Kind::kMps:
-        throw CliError{cli::kExitUsage, fmt::format("tensor '{}': mps is not a memfit-torch device", sw.name)};
+        throw Failure{FailureKind::kUsage, fmt::format("tensor '{}': mps is not a memfit-torch device", sw.name)};
     }
     model->stats.largest_tensor_bytes = std::max(model->stats.largest_tensor_bytes, r.nbytes);
     model->weights.push_back(std::move(sw));

@@ -26,14 +26,14 @@ struct StoredWeight {
   std::string name;      // the model's name for it
   plan::Device device;   // where the device map put it
   at::Tensor tensor;     // GPU/CPU: resident, load dtype. Disk: a view over `mapping`, stored dtype
-  std::shared_ptr<cli::MappedFile> mapping;  // the file the bytes come from (disk: still needed)
+  std::shared_ptr<io::MappedFile> mapping;  // the file the bytes come from (disk: still needed)
   std::uint64_t offset = 0, span = 0;        // its range in `mapping`
   std::uint64_t nbytes = 0;                  // stored bytes
   bool on_disk() const { return device.kind == plan::Device::Kind::kDisk; }
 };
 
 // Called after each tensor with (bytes done, total); returning false cancels the load: every
-// tensor and mapping is freed, and the call throws CliError(kExitCancelled).
+// tensor and mapping is freed, and the call throws Failure(kCancelled).
 using ProgressCallback = std::function<bool(std::uint64_t done, std::uint64_t total)>;
 
 struct LoadOptions {
@@ -73,7 +73,7 @@ DeviceInventory device_inventory();
 // Reads every page of a range of a mapping once (so "loaded" means in memory, as with a copy).
 // One MADV_POPULATE_READ call faults the range in with the kernel's readahead; older kernels
 // fall back to touching one byte per page.
-void populate(const cli::MappedFile& f, std::uint64_t offset, std::uint64_t length);
+void populate(const io::MappedFile& f, std::uint64_t offset, std::uint64_t length);
 
 // A view of `bytes` (the stored dtype/shape/stride of `w`) copied into fresh memory whose address
 // has the same offset modulo 64 as the source: kernels choose code paths by alignment, and a

@@ -1,5 +1,5 @@
-// .bin checkpoints on the CLI (inspect, validate) and through native/bin_checkpoint.h, the
-// interface the LibTorch loader maps tensors with.
+// .bin checkpoints on the CLI (inspect, validate) and through native/checkpoint/open_checkpoint.h,
+// the interface the LibTorch loader maps tensors with.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -7,10 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bin_checkpoint.h"
 #include "mapped_file.h"
 #include "memfit/format/safetensors.h"
-#include "model_source.h"
+#include "open_checkpoint.h"
 #include "support/reference.h"
 #include "support/run_process.h"
 
@@ -34,10 +33,11 @@ TEST_CASE("bin checkpoint API: every tensor's file bytes equal the golden safete
   const auto h = memfit::safetensors::parse(st_file, st_file.size(), "model.safetensors");
   REQUIRE(h.ok());
   for (const char* dir : {"tiny-gpt2/bin", "tiny-gpt2/bin-sharded"}) {
-    const memfit::cli::BinCheckpoint ck = memfit::cli::read_bin_checkpoint(golden(dir));
+    const memfit::checkpoint::Checkpoint ck = memfit::checkpoint::open_checkpoint(golden(dir));
+    CHECK(ck.format == memfit::checkpoint::Format::kPytorchBin);
     CHECK(ck.tensors.size() == 53);
     for (const auto& t : ck.tensors) {
-      const memfit::cli::MappedFile f(t.file);
+      const memfit::io::MappedFile f(ck.files[t.file].path);
       const std::string name = t.name == "lm_head.weight" ? "transformer.wte.weight" : t.name;
       const memfit::safetensors::TensorEntry* e = nullptr;
       for (const auto& x : h->tensors)
@@ -47,12 +47,12 @@ TEST_CASE("bin checkpoint API: every tensor's file bytes equal the golden safete
                     t.name);
     }
   }
-  const auto sharded = memfit::cli::read_bin_checkpoint(golden("tiny-gpt2/bin-sharded"));
+  const auto sharded = memfit::checkpoint::open_checkpoint(golden("tiny-gpt2/bin-sharded"));
   REQUIRE(sharded.index);
   CHECK(sharded.index_name == "pytorch_model.bin.index.json");
   CHECK(sharded.files.size() == 3);
   for (const auto& t : sharded.tensors)
-    if (t.name == "lm_head.weight") CHECK(t.shard == "pytorch_model-00001-of-00003.bin");  // rides with wte
+    if (t.name == "lm_head.weight") CHECK(sharded.files[t.file].name == "pytorch_model-00001-of-00003.bin");  // rides with wte
 }
 
 TEST_CASE("inspect and validate accept .bin files and folders") {

@@ -50,6 +50,14 @@ TEST_CASE("plan --output writes a map that --check accepts; errors write nothing
                        "--output", out});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(run_memfit({"plan", cfg, "--check", out}).exit_code == 0);
+  // Written again over the first map (a rename of a temporary file beside it): nothing else is left.
+  r = run_memfit({"plan", cfg, "--max-memory", "0=300MB,cpu=1GB", "--device-map", "sequential", "--output", out});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
+  // A folder that does not exist: exit 10 naming the file, and no file anywhere.
+  r = run_memfit({"plan", cfg, "--max-memory", "0=300MB,cpu=1GB", "--output", dir + "/missing/map.json"});
+  CHECK(r.exit_code == 10);
+  CHECK(r.err == "memfit: error: " + dir + "/missing/map.json: cannot write\n");
   // A map that misses tensors is reported by name.
   {
     std::FILE* f = std::fopen((dir + "/partial.json").c_str(), "w");

@@ -99,4 +99,35 @@ TEST_CASE("cli: load errors keep their exit codes through memfit") {
   CHECK(r.exit_code == 10);
 }
 
+TEST_CASE("cli: memfit-torch's own argument parser: both value forms, ranges, required arguments, --help") {
+  ProcessResult r = run_memfit({"forward", "some-dir", "--tokens=1,2", "--prefetch-depth", "0"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "memfit: error: --prefetch-depth: '0' is not an integer in [1, 64]\n");
+  r = run_memfit({"forward", "some-dir", "--prefetch-depth=65", "--tokens", "1"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("'65' is not an integer in [1, 64]") != std::string::npos);
+  r = run_memfit({"forward", "some-dir"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--tokens is required") != std::string::npos);
+  r = run_memfit({"load", "--json"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("DIR is required") != std::string::npos);
+  r = run_memfit({"load", "a", "b"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unexpected argument 'b'") != std::string::npos);
+  r = run_memfit({"load", "a", "--json=1"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--json takes no value") != std::string::npos);
+  r = run_memfit({"load", "a", "--device-mapp", "auto"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unknown option '--device-mapp'") != std::string::npos);
+  r = run_memfit({"load", "a", "--max-memory"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--max-memory needs a value") != std::string::npos);
+  r = run_memfit({"load", "--help"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--offload-folder VALUE") != std::string::npos);
+  CHECK(r.out.find("--prefetch-depth") == std::string::npos);  // forward's only
+}
+
 }  // namespace memfit::test

@@ -5,28 +5,26 @@
 #include <filesystem>
 #include <fstream>
 
-#include "exit_codes.h"
-#include "model_source.h"
+#include "failure.h"
 #include "support/reference.h"
 #include "support/torch_bin_builder.h"
 #include "torch_test_support.h"
 
 namespace memfit::test {
 namespace fs = std::filesystem;
-using cli::CliError;
 
 namespace {
 
-// Runs fn, which must throw CliError; returns it.
+// Runs fn, which must throw a Failure; returns it.
 template <typename Fn>
-CliError expect_error(Fn&& fn) {
+Failure expect_error(Fn&& fn) {
   try {
     fn();
-  } catch (const CliError& e) {
+  } catch (const Failure& e) {
     return e;
   }
   FAIL("no error was raised");
-  return {0, ""};
+  return {FailureKind::kInternal, ""};
 }
 
 torchrt::LoadPlan plan_for(const std::string& checkpoint, const std::string& config = "",
@@ -64,8 +62,8 @@ TEST_CASE("hostile: a truncated shard is refused, naming the shard") {
   const auto shard = fs::path(tmp.path) / "model-00002-of-00003.safetensors";
   REQUIRE(fs::exists(shard));
   fs::resize_file(shard, fs::file_size(shard) - 100);
-  const CliError e = expect_error([&] { plan_for(tmp.path); });
-  CHECK(e.exit_code == cli::kExitInvalidInput);
+  const Failure e = expect_error([&] { plan_for(tmp.path); });
+  CHECK(e.kind == FailureKind::kInvalidInput);
   CHECK(e.message.find("model-00002-of-00003.safetensors") != std::string::npos);
 }
 
@@ -82,8 +80,8 @@ TEST_CASE("hostile: a shard truncated after loading fails the forward by name, w
   const auto shard = fs::path(tmp.path) / "model-00003-of-00003.safetensors";
   const at::Tensor before = exec.forward(ids);  // also leaves the next forward's first stages in flight
   fs::resize_file(shard, 4096);
-  const CliError e = expect_error([&] { exec.forward(ids); });
-  CHECK(e.exit_code == cli::kExitFile);
+  const Failure e = expect_error([&] { exec.forward(ids); });
+  CHECK(e.kind == FailureKind::kFile);
   CHECK(e.message.find("model-00003-of-00003.safetensors") != std::string::npos);
   // The failed forward dropped what it had in flight: with the shard back, the same bits.
   fs::copy_file(*golden + "/tiny-gpt2/sharded/model-00003-of-00003.safetensors", shard,
@@ -97,8 +95,8 @@ TEST_CASE("hostile: a token id past the vocabulary of a disk embedding is refuse
   const Loaded m = load(*golden + "/tiny-llama", R"({"": "disk"})");
   torchrt::Executor exec(*m.model, *m.program);
   const auto ids = at::tensor(std::vector<std::int64_t>{1, 2, 1000}, at::TensorOptions().dtype(at::kLong)).view({1, 3});
-  const CliError e = expect_error([&] { exec.forward(ids); });
-  CHECK(e.exit_code == cli::kExitUsage);
+  const Failure e = expect_error([&] { exec.forward(ids); });
+  CHECK(e.kind == FailureKind::kUsage);
   CHECK(e.message.find("token id 1000") != std::string::npos);
   CHECK(e.message.find("model.embed_tokens.weight") != std::string::npos);
 }
@@ -109,8 +107,8 @@ TEST_CASE("hostile: a missing shard is refused, naming the shard") {
   TempDir tmp;
   copy_folder(*golden + "/tiny-gpt2/sharded", tmp.path);
   fs::remove(fs::path(tmp.path) / "model-00003-of-00003.safetensors");
-  const CliError e = expect_error([&] { plan_for(tmp.path); });
-  CHECK(e.exit_code == cli::kExitFile);
+  const Failure e = expect_error([&] { plan_for(tmp.path); });
+  CHECK(e.kind == FailureKind::kFile);
   CHECK(e.message.find("model-00003-of-00003.safetensors") != std::string::npos);
 }
 
@@ -127,8 +125,8 @@ TEST_CASE("hostile: a tensor that reaches past the end of the file is refused") 
   const std::string file = tmp.path + "/model.safetensors";
   std::ofstream(file, std::ios::binary) << bytes;
   fs::copy_file(*golden + "/tiny-gpt2/config.json", tmp.path + "/config.json");
-  const CliError e = expect_error([&] { plan_for(file); });
-  CHECK(e.exit_code == cli::kExitInvalidInput);
+  const Failure e = expect_error([&] { plan_for(file); });
+  CHECK(e.kind == FailureKind::kInvalidInput);
   CHECK(e.message.find("model.safetensors") != std::string::npos);
 }
 
@@ -145,8 +143,8 @@ TEST_CASE("hostile: a .bin whose pickle calls os.system is refused by name and r
   std::ofstream(tmp.path + "/pytorch_model.bin", std::ios::binary)
       << torch_bin("pytorch_model", pickle, {});
   fs::copy_file(*golden + "/tiny-gpt2/config.json", tmp.path + "/config.json");
-  const CliError e = expect_error([&] { plan_for(tmp.path); });
-  CHECK(e.exit_code == cli::kExitInvalidInput);
+  const Failure e = expect_error([&] { plan_for(tmp.path); });
+  CHECK(e.kind == FailureKind::kInvalidInput);
   CHECK(e.message.find("'os.system' is not allowed") != std::string::npos);
   CHECK(e.message.find("pytorch_model.bin") != std::string::npos);
   CHECK_FALSE(fs::exists(marker));
@@ -159,8 +157,8 @@ TEST_CASE("validation: missing and unexpected tensors fail before loading, by na
   const std::string weights = *golden + "/tiny-gpt2/model.safetensors";
   {  // five layers in the config, four in the checkpoint
     const std::string cfg = gpt2_config_with(tmp.path, "n_layer", 5);
-    const CliError e = expect_error([&] { plan_for(weights, cfg); });
-    CHECK(e.exit_code == cli::kExitMismatch);
+    const Failure e = expect_error([&] { plan_for(weights, cfg); });
+    CHECK(e.kind == FailureKind::kMismatch);
     CHECK(e.message.find("missing: 'transformer.h.4.") != std::string::npos);
     const auto lp = plan_for(weights, cfg, /*allow_missing=*/true);
     CHECK(lp.comparison.missing.size() == 12);
@@ -179,16 +177,16 @@ TEST_CASE("validation: missing and unexpected tensors fail before loading, by na
   }
   {  // three layers in the config: h.3 is unexpected
     const std::string cfg = gpt2_config_with(tmp.path, "n_layer", 3);
-    const CliError e = expect_error([&] { plan_for(weights, cfg); });
-    CHECK(e.exit_code == cli::kExitMismatch);
+    const Failure e = expect_error([&] { plan_for(weights, cfg); });
+    CHECK(e.kind == FailureKind::kMismatch);
     CHECK(e.message.find("unexpected: 'transformer.h.3.") != std::string::npos);
     const auto lp = plan_for(weights, cfg, false, /*ignore_unexpected=*/true);
     CHECK(lp.skipped.size() == 12);
   }
   {  // a wider model: shapes differ, named with expected vs got
     const std::string cfg = gpt2_config_with(tmp.path, "n_embd", 128);
-    const CliError e = expect_error([&] { plan_for(weights, cfg, true, true); });
-    CHECK(e.exit_code == cli::kExitMismatch);
+    const Failure e = expect_error([&] { plan_for(weights, cfg, true, true); });
+    CHECK(e.kind == FailureKind::kMismatch);
     CHECK(e.message.find("has shape [192] in the checkpoint; the config implies [384]") != std::string::npos);
   }
 }
@@ -200,11 +198,11 @@ TEST_CASE("device maps: keys that name nothing, uncovered tensors and absent GPU
   req.checkpoint = *golden + "/tiny-gpt2";
   torchrt::DeviceInventory cpu_only;
   req.device_map = R"({"transformer.h.0": "cpu"})";
-  CHECK_THROWS_AS(torchrt::make_load_plan(req, cpu_only), CliError);
+  CHECK_THROWS_AS(torchrt::make_load_plan(req, cpu_only), Failure);
   req.device_map = R"({"": "cpu", "transformer.nope": "disk"})";
-  CHECK_THROWS_AS(torchrt::make_load_plan(req, cpu_only), CliError);
+  CHECK_THROWS_AS(torchrt::make_load_plan(req, cpu_only), Failure);
   req.device_map = R"({"": 0})";
-  const CliError e = expect_error([&] { torchrt::make_load_plan(req, cpu_only); });
+  const Failure e = expect_error([&] { torchrt::make_load_plan(req, cpu_only); });
   CHECK(e.message.find("GPU 0") != std::string::npos);
 }
 
@@ -221,9 +219,9 @@ TEST_CASE("cancel: a progress callback that returns false stops the load and kee
     calls.emplace_back(done, total);
     return calls.size() < 5;
   };
-  const CliError e = expect_error(
+  const Failure e = expect_error(
       [&] { torchrt::load_model(torchrt::make_load_plan(req, torchrt::device_inventory()), opt); });
-  CHECK(e.exit_code == cli::kExitCancelled);
+  CHECK(e.kind == FailureKind::kCancelled);
   CHECK(calls.size() == 5);
   CHECK(calls.back().first < calls.back().second);
   // Without cancelling, the last call reports done == total.
@@ -257,8 +255,8 @@ TEST_CASE("cancel: a .bin load cancelled while writing its offload folder leaves
   try {
     torchrt::load_model(torchrt::make_load_plan(req, torchrt::device_inventory()), opt);
     FAIL("the load was not cancelled");
-  } catch (const cli::CliError& e) {
-    CHECK(e.exit_code == cli::kExitCancelled);
+  } catch (const Failure& e) {
+    CHECK(e.kind == FailureKind::kCancelled);
   }
   CHECK(calls == 10);
   CHECK_FALSE(fs::exists(folder));
@@ -273,7 +271,7 @@ TEST_CASE("cancel: a .bin load cancelled while writing its offload folder leaves
   try {
     torchrt::load_model(torchrt::make_load_plan(req, torchrt::device_inventory()), opt);
     FAIL("a .bin was placed on disk without an offload folder");
-  } catch (const cli::CliError& e) {
+  } catch (const Failure& e) {
     CHECK(e.message.find("--offload-folder") != std::string::npos);
   }
 }

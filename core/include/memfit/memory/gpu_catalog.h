@@ -23,9 +23,9 @@ const std::vector<GpuSpec>& gpu_catalog();
 // partial match is accepted. Throws Error(kInvalidArgument) listing the candidates otherwise.
 const GpuSpec& find_gpu(std::string_view name);
 
-// "24GiB" / "24GB" / "500MiB" / "1.5TB" / "25769803776" → bytes, as accelerate's
-// convert_file_size_to_int reads max_memory strings (GiB = 2^30, GB = 10^9, a trailing lowercase
-// "b" means bits). Throws Error(kInvalidArgument) naming `what` when the string is not a size.
+// "24GiB" / "24GB" / "500MiB" / "1.5TB" / "25769803776" → bytes, by plan::parse_size (the one size
+// parser: accelerate's convert_file_size_to_int — GiB = 2^30, GB = 10^9, a trailing lowercase "b"
+// means bits). Throws Error(kInvalidArgument) naming `what` when the string is not a size.
 double parse_memory_size(std::string_view text, std::string_view what);
 
 }  // namespace memfit

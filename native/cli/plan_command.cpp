@@ -1,0 +1,89 @@
+#include "plan_command.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "atomic_write.h"
+#include "cli_error.h"
+#include "file_reader.h"
+#include "memfit/plan/plan.h"
+#include "memfit/report/convert_bytes.h"
+#include "model_source.h"
+#include "option_flags.h"
+
+namespace memfit::cli {
+namespace {
+
+std::uint64_t count_arg(const std::string& s, const char* what) {
+  auto v = plan::parse_size(s);
+  if (!v) throw CliError{kExitUsage, fmt::format("--{}: '{}' is not a non-negative integer", what, s)};
+  return *v;
+}
+
+// The model plan sizes: by default the class `from_pretrained` builds (architectures[0], with
+// its head) as current transformers allocates it — the model `load`, `forward` and `generate`
+// load, so a map written by `plan` always loads. --compat accelerate: accelerate's AutoModel
+// class with transformers 4.40's buffers, the maps `accelerate` itself prints.
+EstimateRequest model_request(const PlanArgs& args, const ModelSource& src) {
+  return cli::model_request(src, args.compat, args.class_name);
+}
+
+plan::PlanRequest build_request(const PlanArgs& args) {
+  plan::PlanRequest req;
+  req.max_memory = value_or_raise(plan::parse_max_memory(args.max_memory));
+  req.strategy = value_or_raise(capture([&] { return plan::parse_strategy(args.strategy, "--device-map"); }));
+  if (!args.dtype.empty()) {
+    auto dt = dtype_from_name(args.dtype);
+    if (!dt) throw CliError{kExitUsage, fmt::format("--dtype: unknown dtype '{}'", args.dtype)};
+    req.dtype = dt;
+  }
+  if (!args.no_split.empty()) req.no_split = args.no_split;
+  for (const auto& s : args.special_dtypes) {
+    const auto eq = s.rfind('=');
+    auto dt = eq == std::string::npos ? std::nullopt : dtype_from_name(s.substr(eq + 1));
+    if (!dt) throw CliError{kExitUsage, fmt::format("--special-dtype: '{}' is not NAME=DTYPE", s)};
+    req.special_dtypes[s.substr(0, eq)] = *dt;
+  }
+  req.offload_buffers = args.offload_buffers;
+  req.no_disk = args.no_disk;
+  req.context = count_arg(args.context, "context");
+  req.batch = count_arg(args.batch, "batch");
+  req.overhead_bytes = value_or_raise(plan::parse_size(args.overhead));
+  return req;
+}
+
+void print_text(const plan::PlanResult& r, bool explain) {
+  fmt::print("device map ({}, {}):\n{}\n", plan::strategy_name(r.strategy), r.model_class,
+             plan::device_map_to_json(r.device_map).dump());
+  for (const auto& line : r.explain)
+    if (explain || line.rfind("first streamed", 0) != 0) fmt::print("{}\n", line);
+}
+
+}  // namespace
+
+int run_plan(const PlanArgs& args) {
+  return guarded([&] {
+    hub::HubClient client(hub::HubOptions::from_environment());
+    const ModelSource src = resolve_model(args.model, {args.library, ""}, &client);
+    if (!args.check.empty()) {
+      const Model model = value_or_raise(build_model(model_request(args, src)));
+      const TensorTree tree = for_era(model.tree, model.request.mode == Mode::kAccelerate);
+      const plan::DeviceMap map = value_or_raise(plan::device_map_from_json(io::read_file(args.check), args.check));
+      value_or_raise(plan::check_device_map(tree, map));
+      fmt::print("{}: the device map covers every tensor of {}\n", args.check, tree.class_name());
+      return int{kExitOk};
+    }
+    if (args.max_memory.empty()) throw CliError{kExitUsage, "--max-memory is required (e.g. 0=24GiB,cpu=64GiB)"};
+    const plan::PlanRequest request = build_request(args);
+    const Model model = value_or_raise(build_model(model_request(args, src)));
+    const plan::PlanResult r = value_or_raise(plan::run_plan(model, request));
+    if (!args.output.empty())
+      io::write_file_atomically(args.output, plan::device_map_to_json(r.device_map).dump(2) + "\n");
+    if (args.json) fmt::print("{}\n", plan::plan_to_json(r).dump(2));
+    else print_text(r, args.explain);
+    return int{kExitOk};
+  });
+}
+
+}  // namespace memfit::cli

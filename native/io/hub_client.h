@@ -1,0 +1,97 @@
+// native/io/hub_client.h — the few Hugging Face Hub calls memfit needs, over libcurl.
+//
+// Redirects are followed by hand so the token is only ever sent to the Hub's own host (a CDN
+// or a mirror on another host never sees it). Responses that succeed are cached under
+// ~/.cache/memfit and used when the network is unavailable or HF_HUB_OFFLINE=1.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "failure.h"
+
+namespace memfit::hub {
+
+enum class HubErrorKind { kGated, kRepoNotFound, kEntryNotFound, kRevisionNotFound, kNetwork, kHttp };
+
+struct HubError {
+  HubErrorKind kind;
+  std::string message;
+  FailureKind failure_kind() const;  // revision not found: entry not found; other HTTP: network
+  Failure failure() const { return {failure_kind(), message}; }
+};
+
+// The result of `fetch()`, or nullopt when the Hub says the file does not exist (kEntryNotFound);
+// every other HubError passes. For "this file, else that one" lookups of optional repo files.
+template <typename Fetch>
+auto unless_missing(Fetch&& fetch) -> std::optional<decltype(fetch())> {
+  try {
+    return fetch();
+  } catch (const HubError& e) {
+    if (e.kind != HubErrorKind::kEntryNotFound) throw;
+    return std::nullopt;
+  }
+}
+
+struct HubOptions {
+  std::string endpoint;   // default: $HF_ENDPOINT or https://huggingface.co
+  std::string token;      // default: --token, $HF_TOKEN, ~/.cache/huggingface/token
+  std::string revision = "main";
+  std::string cache_dir;  // default: $MEMFIT_CACHE or ~/.cache/memfit; "" disables
+  bool offline = false;   // $HF_HUB_OFFLINE=1: only the cache
+  long timeout_s = 30;
+  static HubOptions from_environment();
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string url;                             // after redirects
+  bool truncated = false;  // a 200 to a range from byte 0, kept to the bytes asked (see get())
+};
+
+class HubClient {
+ public:
+  explicit HubClient(HubOptions options);
+
+  // GET {endpoint}/{repo}/resolve/{revision}/{file}; throws HubError.
+  std::string fetch_file(const std::string& repo, const std::string& file);
+  // GET {endpoint}/api/models/{repo}[/revision/{revision}]; throws HubError.
+  std::string fetch_model_info(const std::string& repo);
+  // A ranged GET (bytes=first-last) of a repo file; throws HubError. The body may be shorter
+  // than asked when the file ends first; `total` is the file size from Content-Range.
+  struct Range {
+    std::string body;
+    std::optional<std::uint64_t> total;
+  };
+  // A server that ignores Range answers 200 with the whole file: for a range from byte 0 its
+  // first bytes are kept and the transfer stopped there (total from Content-Length); for a range
+  // further in it is refused (memfit never reads a checkpoint up to a far range).
+  Range fetch_range(const std::string& repo, const std::string& file, std::uint64_t first,
+                    std::uint64_t last);
+  // The last `n` bytes of a repo file (a suffix range, bytes=-n) and the file size, in one
+  // request; throws HubError. A file shorter than `n` comes back whole.
+  Range fetch_tail(const std::string& repo, const std::string& file, std::uint64_t n);
+
+  const HubOptions& options() const { return options_; }
+
+ private:
+  // `max_body` > 0: a response body longer than that is cut off (HubError, kHttp).
+  HttpResponse get(const std::string& url, const std::string& range = {},
+                   std::uint64_t max_body = 0);
+  std::string cached_get(const std::string& url, const std::string& what,
+                         const std::string& repo);
+  [[noreturn]] void raise_for(const HttpResponse& r, const std::string& what,
+                              const std::string& repo);
+
+  HubOptions options_;
+  std::string hub_host_;
+};
+
+// True when `s` looks like a Hub repo id ("org/name" or "name").
+bool looks_like_repo_id(const std::string& s);
+
+}  // namespace memfit::hub

@@ -1,0 +1,151 @@
+#include "torch_args.h"
+
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "failure.h"
+#include "memfit/plan/strategy.h"
+
+namespace memfit::torchrt {
+namespace {
+
+// One option: a text value, an integer in [lo, hi], or a flag.
+struct Option {
+  const char* name;
+  const char* help;
+  std::string* text = nullptr;
+  int* number = nullptr;
+  bool* flag = nullptr;
+  int lo = 0, hi = 0;
+};
+
+Option text(const char* name, std::string* to, const char* help) { return {name, help, to}; }
+Option number(const char* name, int* to, int lo, int hi, const char* help) {
+  return {name, help, nullptr, to, nullptr, lo, hi};
+}
+Option flag(const char* name, bool* to, const char* help) { return {name, help, nullptr, nullptr, to}; }
+
+[[noreturn]] void usage(std::string message) { throw Failure{FailureKind::kUsage, std::move(message)}; }
+
+void add_placement(std::vector<Option>& out, PlacementArgs& p) {
+  static const std::string device_map_help =
+      plan::strategy_list() + ", a JSON file (memfit plan --output), or inline JSON such as "
+      "'{\"\": \"disk\"}' (default: all on the execution device)";
+  out.push_back(text("--device-map", &p.device_map, device_map_help.c_str()));
+  out.push_back(text("--max-memory", &p.max_memory, "budgets, e.g. 0=8GiB,cpu=16GiB (default: what is free)"));
+  out.push_back(text("--offload-folder", &p.offload_folder, "offload folder for .bin weights placed on disk"));
+  out.push_back(text("--dtype", &p.dtype, "dtype of the weights in memory (default float32)"));
+  out.push_back(text("--config", &p.config, "config.json (or its folder) when it is not next to the weights"));
+  out.push_back(flag("--allow-missing", &p.allow_missing, "load even if the checkpoint lacks some tensors"));
+  out.push_back(flag("--ignore-unexpected", &p.ignore_unexpected, "skip tensors the model does not have"));
+}
+
+std::vector<Option> load_options(LoadArgs& a) {
+  std::vector<Option> out;
+  add_placement(out, a.placement);
+  out.push_back(flag("--json", &a.json, "print JSON"));
+  return out;
+}
+
+std::vector<Option> forward_options(ForwardArgs& a) {
+  std::vector<Option> out{text("--tokens", &a.tokens, "token ids, e.g. 464,2068,7586; rows separated by ';' (required)")};
+  add_placement(out, a.placement);
+  out.push_back(flag("--no-prefetch", &a.no_prefetch, "fetch each block's weights only when it runs"));
+  out.push_back(number("--prefetch-depth", &a.prefetch_depth, 1, 64, "blocks fetched ahead (default 1)"));
+  out.push_back(number("--threads", &a.threads, 0, 1024,
+                       "compute threads: OpenBLAS's where LibTorch calls a threaded OpenBLAS, else LibTorch's "
+                       "(default: one per core; one fewer when disk weights stream with prefetch)"));
+  out.push_back(number("--generate", &a.generate, 0, 4096, "greedy new tokens after the prompt (KV cache)"));
+  out.push_back(number("--repeat", &a.repeat, 1, 1000, "forward passes to run (timing)"));
+  out.push_back(flag("--evict", &a.evict, "drop disk weights from the page cache after use (benchmarks)"));
+  out.push_back(flag("--json", &a.json, "print JSON: shape, last_logits, seconds, …"));
+  return out;
+}
+
+std::string help_text(const std::string& command, const char* what, const std::vector<Option>& options) {
+  std::string out = fmt::format("{}\nUsage: memfit {} DIR [OPTIONS]\n\n  DIR  model folder, .safetensors/.bin file, "
+                                "or index\n\nOptions:\n", what, command);
+  for (const Option& o : options)
+    out += fmt::format("  {:<22} {}\n", std::string(o.name) + (o.flag ? "" : " VALUE"), o.help);
+  return out;
+}
+
+void set(const Option& o, std::string_view value) {
+  if (o.text) {
+    *o.text = std::string(value);
+    return;
+  }
+  const std::string v(value);
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < o.lo || n > o.hi)
+    usage(fmt::format("{}: '{}' is not an integer in [{}, {}]", o.name, v, o.lo, o.hi));
+  *o.number = static_cast<int>(n);
+}
+
+// Fills `options` and `dir` from argv[2..]; false when --help was asked.
+bool parse_options(int argc, const char* const* argv, const std::vector<Option>& options, std::string& dir) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") return false;
+    if (arg.rfind("--", 0) != 0) {
+      if (!dir.empty()) usage(fmt::format("unexpected argument '{}': DIR is already '{}'", arg, dir));
+      dir = std::string(arg);
+      continue;
+    }
+    const std::size_t eq = arg.find('=');
+    const std::string_view name = arg.substr(0, eq);
+    const Option* o = nullptr;
+    for (const Option& x : options)
+      if (name == x.name) o = &x;
+    if (!o) usage(fmt::format("unknown option '{}' (--help lists them)", name));
+    if (o->flag) {
+      if (eq != std::string_view::npos) usage(fmt::format("{} takes no value", name));
+      *o->flag = true;
+    } else if (eq != std::string_view::npos) {
+      set(*o, arg.substr(eq + 1));
+    } else {
+      if (i + 1 >= argc) usage(fmt::format("{} needs a value", name));
+      set(*o, argv[++i]);
+    }
+  }
+  if (dir.empty()) usage("DIR is required (a model folder, .safetensors/.bin file, or index)");
+  return true;
+}
+
+}  // namespace
+
+TorchCommand parse_torch_command(int argc, const char* const* argv) {
+  TorchCommand c;
+  const std::string command = argc > 1 ? argv[1] : "";
+  // Parses one command's options; on --help, fills c.help and leaves c.kind at kHelp.
+  auto parse = [&](TorchCommand::Kind kind, const std::vector<Option>& options, std::string& dir, const char* what) {
+    if (parse_options(argc, argv, options, dir)) c.kind = kind;
+    else c.help = help_text(command, what, options);
+  };
+  if (command == "load") {
+    parse(TorchCommand::Kind::kLoad, load_options(c.load), c.load.dir,
+          "Validate a checkpoint against its config, load it by a device map, report placement, time, GB/s and "
+          "peak RSS");
+    return c;
+  }
+  if (command == "forward") {
+    parse(TorchCommand::Kind::kForward, forward_options(c.forward), c.forward.dir,
+          "Run a forward pass to logits (block by block, offloaded weights streamed with prefetch)");
+    if (c.kind == TorchCommand::Kind::kForward && c.forward.tokens.empty())
+      usage("--tokens is required (token ids, e.g. 464,2068,7586)");
+    return c;
+  }
+  if (command == "--help" || command == "-h") {
+    c.help = "memfit-torch: load and run models on LibTorch (as `memfit load` / `memfit forward`)\n"
+             "Usage: memfit load|forward DIR [OPTIONS]  (--help after either lists its options)\n";
+    return c;
+  }
+  usage(command.empty() ? "a command is required: load or forward"
+                        : fmt::format("unknown command '{}': load or forward", command));
+}
+
+}  // namespace memfit::torchrt

@@ -1,0 +1,24 @@
+// native/torch/torch_args.h — memfit-torch's command line: `load DIR [options]` and
+// `forward DIR --tokens IDS [options]`, as `memfit load|forward` hands them over.
+//
+// A parser of its own, so memfit-torch links no CLI library: `--name value` or `--name=value`,
+// flags without a value, one positional DIR, `--help`. Numbers are checked against their ranges.
+#pragma once
+
+#include <string>
+
+#include "torch_commands.h"
+
+namespace memfit::torchrt {
+
+struct TorchCommand {
+  enum class Kind { kLoad, kForward, kHelp } kind = Kind::kHelp;
+  LoadArgs load;
+  ForwardArgs forward;
+  std::string help;  // kHelp: the text to print
+};
+
+// argv as main() gets it. Throws Failure(kUsage) naming the argument for anything it cannot take.
+TorchCommand parse_torch_command(int argc, const char* const* argv);
+
+}  // namespace memfit::torchrt
