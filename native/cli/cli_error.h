@@ -26,10 +26,10 @@ CliError cli_error(const Error& e);
 
 // In the commands a core Error becomes a CliError with the flags spelled (memfit::raise below the
 // CLI keeps core's option names).
-[[noreturn]] inline void raise(const Error& e) { throw cli_error(e); }
+[[noreturn]] inline void cli_raise(const Error& e) { throw cli_error(e); }
 template <typename T>
-T value_or_raise(Result<T> r) {
-  if (!r) raise(r.error());
+T cli_value(Result<T> r) {
+  if (!r) cli_raise(r.error());
   return std::move(r).value();
 }
 

@@ -149,7 +149,7 @@ int run_validate(const ValidateArgs& args) {
     req.library = src.library;
     req.class_override = args.class_name;
     const Result<Model> model = build_model(std::move(req));
-    if (!model) raise(model.error());
+    if (!model) cli_raise(model.error());
     std::optional<DType> stored;
     if (auto td = model->config.string_opt({"torch_dtype"})) stored = dtype_from_name(*td);
     const TreeComparison c = compare_trees(model->tree, tensors, stored);

@@ -31,8 +31,8 @@ EstimateRequest model_request(const PlanArgs& args, const ModelSource& src) {
 
 plan::PlanRequest build_request(const PlanArgs& args) {
   plan::PlanRequest req;
-  req.max_memory = value_or_raise(plan::parse_max_memory(args.max_memory));
-  req.strategy = value_or_raise(capture([&] { return plan::parse_strategy(args.strategy, "--device-map"); }));
+  req.max_memory = cli_value(plan::parse_max_memory(args.max_memory));
+  req.strategy = cli_value(capture([&] { return plan::parse_strategy(args.strategy, "--device-map"); }));
   if (!args.dtype.empty()) {
     auto dt = dtype_from_name(args.dtype);
     if (!dt) throw CliError{kExitUsage, fmt::format("--dtype: unknown dtype '{}'", args.dtype)};
@@ -49,7 +49,7 @@ plan::PlanRequest build_request(const PlanArgs& args) {
   req.no_disk = args.no_disk;
   req.context = count_arg(args.context, "context");
   req.batch = count_arg(args.batch, "batch");
-  req.overhead_bytes = value_or_raise(plan::parse_size(args.overhead));
+  req.overhead_bytes = cli_value(plan::parse_size(args.overhead));
   return req;
 }
 
@@ -67,17 +67,17 @@ int run_plan(const PlanArgs& args) {
     hub::HubClient client(hub::HubOptions::from_environment());
     const ModelSource src = resolve_model(args.model, {args.library, ""}, &client);
     if (!args.check.empty()) {
-      const Model model = value_or_raise(build_model(model_request(args, src)));
+      const Model model = cli_value(build_model(model_request(args, src)));
       const TensorTree tree = for_era(model.tree, model.request.mode == Mode::kAccelerate);
-      const plan::DeviceMap map = value_or_raise(plan::device_map_from_json(io::read_file(args.check), args.check));
-      value_or_raise(plan::check_device_map(tree, map));
+      const plan::DeviceMap map = cli_value(plan::device_map_from_json(io::read_file(args.check), args.check));
+      cli_value(plan::check_device_map(tree, map));
       fmt::print("{}: the device map covers every tensor of {}\n", args.check, tree.class_name());
       return int{kExitOk};
     }
     if (args.max_memory.empty()) throw CliError{kExitUsage, "--max-memory is required (e.g. 0=24GiB,cpu=64GiB)"};
     const plan::PlanRequest request = build_request(args);
-    const Model model = value_or_raise(build_model(model_request(args, src)));
-    const plan::PlanResult r = value_or_raise(plan::run_plan(model, request));
+    const Model model = cli_value(build_model(model_request(args, src)));
+    const plan::PlanResult r = cli_value(plan::run_plan(model, request));
     if (!args.output.empty())
       io::write_file_atomically(args.output, plan::device_map_to_json(r.device_map).dump(2) + "\n");
     if (args.json) fmt::print("{}\n", plan::plan_to_json(r).dump(2));

@@ -79,7 +79,7 @@ std::string order_by_config(std::vector<TensorRecord>& tensors, const fs::path& 
   req.name = folder.string();
   const Result<Model> model = build_model(std::move(req));
   if (!model) {
-    if (mode == "config") raise(model.error());
+    if (mode == "config") cli_raise(model.error());
     return fmt::format("checkpoint order (config.json gives no model: {})", cli_message(model.error()));
   }
   std::unordered_map<std::string, std::size_t> rank;
