@@ -169,7 +169,7 @@ int run_forward(const ForwardArgs& args) {
   return guarded([&] {
     const auto rows = parse_token_rows(args.tokens);
     const auto model = load_with_progress(args.dir, args.placement);
-    const auto program = make_program(model->plan.model_type, model->plan.model.config, model->plan.tree);
+    const auto program = make_program(model->plan.model_type, model->plan.model, model->plan.tree);
     ExecOptions opt;
     opt.prefetch = !args.no_prefetch;
     opt.prefetch_depth = args.prefetch_depth;

@@ -80,7 +80,8 @@ TEST_CASE("qwen3_moe: Qwen/Qwen3-30B-A3B's real config gives 30.5B total, 3.3B a
   CHECK(m.class_name() == "Qwen3MoeForCausalLM");
   CHECK(billions(m.parameters, 1) == 30.5);
   CHECK(billions(m.parameters - embedding_params(m.tree), 1) == 29.9);
-  const ModelDims dims = read_model_dims(m.config, m.tree);
+  REQUIRE(m.dims.get());
+  const ModelDims dims = *m.dims.get();
   CHECK(dims.experts == 128);
   CHECK(dims.experts_per_token == 8);
   // The card writes the activated count truncated ("3.3B" for 3.35B), its totals rounded.

@@ -12,6 +12,7 @@ struct Gpt2Dims {
   bool cross_attention;
   bool tie;
   std::string act;
+  double eps;
 };
 
 Gpt2Dims read_dims(const Config& c) {
@@ -25,6 +26,7 @@ Gpt2Dims read_dims(const Config& c) {
   d.cross_attention = c.flag_or({"add_cross_attention"}, false);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
   d.act = c.string_or({"activation_function"}, "gelu_new");
+  d.eps = read_norm_eps(c, {"layer_norm_epsilon"}, 1e-5);
   require_divisible(c, d.hidden, "n_embd", d.heads, "n_head");
   return d;
 }
@@ -70,8 +72,24 @@ void model(TreeBuilder& b, const Gpt2Dims& d) {
   nn::layer_norm(b, "ln_f", d.hidden);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const Gpt2Dims d = read_dims(r.config);
+// Every layer attends fully (learned positions, no RoPE), heads × hidden/heads wide.
+ModelDims model_dims(const Config& c, const Gpt2Dims& d) {
+  ModelDims m;
+  m.hidden = d.hidden;
+  m.vocab = d.vocab;
+  m.layers = d.layers;
+  m.max_positions = d.positions;
+  m.tied_embeddings = d.tie;
+  m.norm_eps = d.eps;
+  m.heads = m.kv_heads = d.heads;
+  m.head_dim = d.hidden / d.heads;
+  m.intermediate = d.inner;
+  set_uniform_layers(m, RopeDims{});
+  apply_window_rules(m, c);
+  return m;
+}
+
+TensorTree tree(const BuildRequest& r, const Gpt2Dims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"GPT2Block"});
   if (is_class(r, "GPT2Model")) {
@@ -91,6 +109,13 @@ TensorTree build(const BuildRequest& r) {
     }
   }
   return b.finish();
+}
+
+TensorTree build(const BuildRequest& r) {
+  const Gpt2Dims d = read_dims(r.config);
+  TensorTree t = tree(r, d);
+  if (r.dims) *r.dims = model_dims(r.config, d);
+  return t;
 }
 
 }  // namespace

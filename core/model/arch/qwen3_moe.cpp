@@ -34,10 +34,13 @@ TensorTree build(const BuildRequest& r) {
   s.rope = LegacyRope::kNone;
   s.rope_class = "";
   s.qk_norm = true;
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t layer) {
-    const bool sparse = std::find(mlp_only.begin(), mlp_only.end(), layer) == mlp_only.end() &&
-                        experts > 0 && (layer + 1) % sparse_step == 0;
-    if (!sparse) {
+  // Sparse layers: not in mlp_only_layers, and every decoder_sparse_step-th.
+  std::vector<bool> sparse(static_cast<std::size_t>(d.layers));
+  for (std::int64_t i = 0; i < d.layers; ++i)
+    sparse[static_cast<std::size_t>(i)] = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() &&
+                                         experts > 0 && (i + 1) % sparse_step == 0;
+  TensorTree tree = build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t layer) {
+    if (!sparse[static_cast<std::size_t>(layer)]) {
       gated_mlp(b, "mlp", "Qwen3MoeMLP", d.hidden, d.inter, false, d.act);
       return;
     }
@@ -47,6 +50,9 @@ TensorTree build(const BuildRequest& r) {
     for (std::int64_t e = 0; e < experts; ++e)
       gated_mlp(b, std::to_string(e), "Qwen3MoeMLP", d.hidden, moe_inter, false, d.act);
   });
+  if (r.dims && *r.dims)
+    set_moe(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 8), 0, moe_inter, 0}, true, sparse);
+  return tree;
 }
 
 }  // namespace
