@@ -135,7 +135,9 @@ std::unique_ptr<ModelProgram> make_llama(const Model& model, const TensorTree& t
   t.head_dim = d.head_dim;
   t.layers = d.layers;
   t.eps = d.norm_eps;
-  const RopeDims rope = d.per_layer.empty() ? RopeDims{10000.0} : d.per_layer.front().rope;
+  RopeDims rope;
+  rope.theta = 10000.0;  // LlamaConfig's rope_theta, for a model without layers
+  if (!d.per_layer.empty()) rope = d.per_layer.front().rope;
   t.rope_theta = rope.theta;
   if (t.heads % t.kv_heads != 0)
     throw cli::CliError{cli::kExitInvalidInput,

@@ -18,29 +18,24 @@
 #include "memfit/memory/kv_cache.h"
 #include "memfit/model/config.h"
 #include "memfit/model/model.h"
+#include "support/model_of.h"
 #include "support/reference.h"
 
 using namespace memfit;
 
 namespace {
 
-Model model_of_json(const std::string& text) {
-  EstimateRequest req;
-  req.config_text = text;
-  Result<Model> m = build_model(req);
-  REQUIRE_MESSAGE(m.ok(), m.error().message());
-  return std::move(m).value();
-}
+using test::model_of;
 
 // A Hub config.json: tests/fixtures/configs/ (families memfit builds) or tests/fixtures/kv/
 // (configs used only for their attention layout). The layout is the Model's dims, as the family
 // (or, for families that read none, the generic reader) filled them.
 AttentionLayout layout_of(const std::string& stem) {
   const std::string dir = stem == "google--gemma-2-9b" ? "kv/" : "configs/";
-  return attention_layout(model_of_json(test::fixture(dir + stem + ".json")));
+  return attention_layout(model_of(test::fixture(dir + stem + ".json")));
 }
 
-AttentionLayout layout_of_json(const std::string& text) { return attention_layout(model_of_json(text)); }
+AttentionLayout layout_of_json(const std::string& text) { return attention_layout(model_of(text)); }
 
 // The generic reader alone (model_type "x" has no family).
 AttentionLayout generic_layout_of_json(const std::string& text) {

@@ -9,19 +9,14 @@
 #include "memfit/memory/kv_cache.h"
 #include "memfit/memory/will_it_run.h"
 #include "memfit/model/model.h"
+#include "support/model_of.h"
 #include "support/reference.h"
 
 using namespace memfit;
 
 namespace {
 
-Model model_of(const std::string& config_text) {
-  EstimateRequest req;
-  req.config_text = config_text;
-  Result<Model> m = build_model(req);
-  REQUIRE_MESSAGE(m.ok(), m.error().message());
-  return std::move(m).value();
-}
+using test::model_of;
 
 const ModelDims& dims_of(const Model& m) {
   REQUIRE(m.dims.get() != nullptr);

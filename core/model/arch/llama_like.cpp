@@ -1,5 +1,7 @@
 #include "llama_like.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace memfit::arch {
@@ -147,7 +149,18 @@ void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, co
 
 }  // namespace
 
-ModelDims decoder_model_dims(const Config& c, const DecoderDims& d) {
+std::vector<bool> qwen_moe_layers(const Config& c, std::int64_t layers, std::int64_t experts) {
+  const std::int64_t sparse_step = c.dim_or({"decoder_sparse_step"}, 1);
+  const std::vector<std::int64_t> mlp_only =
+      c.int_list({"mlp_only_layers"}).value_or(std::vector<std::int64_t>{});
+  std::vector<bool> sparse(static_cast<std::size_t>(layers));
+  for (std::int64_t i = 0; i < layers; ++i)
+    sparse[static_cast<std::size_t>(i)] = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() &&
+                                         experts > 0 && (i + 1) % sparse_step == 0;
+  return sparse;
+}
+
+ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope) {
   ModelDims m;
   m.hidden = d.hidden;
   m.vocab = d.vocab;
@@ -159,7 +172,7 @@ ModelDims decoder_model_dims(const Config& c, const DecoderDims& d) {
   m.kv_heads = d.kv_heads;
   m.head_dim = d.head_dim;
   m.intermediate = d.inter;
-  set_uniform_layers(m, read_rope(c, 10000.0, d.current_rope_dim));
+  set_uniform_layers(m, rope);
   apply_window_rules(m, c);
   return m;
 }
@@ -199,7 +212,7 @@ TensorTree decoder_tree(const Config& c, std::string_view class_name, const Llam
 TensorTree build_decoder(const BuildRequest& r, std::string_view class_name, const LlamaLikeSpec& s,
                          const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention) {
   TensorTree tree = decoder_tree(r.config, class_name, s, d, mlp, attention);
-  if (r.dims) *r.dims = decoder_model_dims(r.config, d);
+  if (r.dims) *r.dims = decoder_model_dims(r.config, d, read_rope(r.config, 10000.0, d.current_rope_dim));
   return tree;
 }
 

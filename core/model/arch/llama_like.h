@@ -116,9 +116,14 @@ void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims
 void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
                std::int64_t inter, bool bias = false, std::string_view act = "silu");
 
-// The model's dims from the same DecoderDims: every layer full attention with d's heads, then
-// the config's window rules (model_dims.h). MoE and MLA families add theirs to the result.
-ModelDims decoder_model_dims(const Config& c, const DecoderDims& d);
+// Qwen2-MoE / Qwen3-MoE: which of `layers` layers hold the sparse MoE block — not listed in
+// mlp_only_layers, every decoder_sparse_step-th, and only when there are experts.
+std::vector<bool> qwen_moe_layers(const Config& c, std::int64_t layers, std::int64_t experts);
+
+// The model's dims from the same DecoderDims: every layer full attention with d's heads and
+// `rope`, then the config's window rules (model_dims.h). MoE and MLA families add theirs to the
+// result. (GPT-2 shares it: its layers have the same shape, without RoPE.)
+ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope);
 
 // Builds `class_name`: <P>Model, <P>ForCausalLM, <P>ForSequenceClassification or
 // <P>ForTokenClassification. `mlp` adds each layer's MLP block; `attention`, when set, replaces

@@ -9,7 +9,6 @@
 // experts.N = Qwen3MoeMLP(moe_intermediate_size), no shared expert. Checkpoints store each expert
 // apart (experts.N.gate_proj/up_proj/down_proj); current transformers fuses them at load time
 // into one tensor per projection, the same bytes, so the tree keeps the stored names.
-#include <algorithm>
 #include <vector>
 
 #include "families.h"
@@ -25,20 +24,13 @@ TensorTree build(const BuildRequest& r) {
   d.q_bias = d.k_bias = d.v_bias = d.o_bias = c.flag_or({"attention_bias"}, false);
   const std::int64_t experts = c.repeats_or({"num_experts"}, 128);
   const std::int64_t moe_inter = c.dim_or({"moe_intermediate_size"}, 768);
-  const std::int64_t sparse_step = c.dim_or({"decoder_sparse_step"}, 1);
-  const std::vector<std::int64_t> mlp_only =
-      c.int_list({"mlp_only_layers"}).value_or(std::vector<std::int64_t>{});
+  const std::vector<bool> sparse = qwen_moe_layers(c, d.layers, experts);
   LlamaLikeSpec s;
   s.prefix = "Qwen3Moe";
   s.norm_class = "Qwen3MoeRMSNorm";
   s.rope = LegacyRope::kNone;
   s.rope_class = "";
   s.qk_norm = true;
-  // Sparse layers: not in mlp_only_layers, and every decoder_sparse_step-th.
-  std::vector<bool> sparse(static_cast<std::size_t>(d.layers));
-  for (std::int64_t i = 0; i < d.layers; ++i)
-    sparse[static_cast<std::size_t>(i)] = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() &&
-                                         experts > 0 && (i + 1) % sparse_step == 0;
   TensorTree tree = build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t layer) {
     if (!sparse[static_cast<std::size_t>(layer)]) {
       gated_mlp(b, "mlp", "Qwen3MoeMLP", d.hidden, d.inter, false, d.act);
