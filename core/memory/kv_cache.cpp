@@ -5,68 +5,12 @@
 #include <fmt/format.h>
 
 #include "memfit/error.h"
-#include "memfit/model/model_dims.h"
 
 namespace memfit {
 namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t pad_to(std::int64_t a, std::int64_t p) { return ceil_div(a, p) * p; }
-
-// Which layers are windowed, and the window, from the text config (see kv_cache.h).
-void mark_windows(const Config& c, AttentionLayout& out) {
-  const auto n = out.layers.size();
-  auto window_size = [&](const char* why) {
-    if (c.has("sliding_window")) return c.dim({"sliding_window"});
-    if (c.has("attention_chunk_size")) return c.dim({"attention_chunk_size"});
-    throw Error(ErrorCode::kMissingKey,
-                fmt::format("{}: {} marks windowed layers but 'sliding_window' is missing",
-                            c.where(), why));
-  };
-  if (auto types = c.string_list({"layer_types"})) {
-    if (types->size() != n)
-      throw Error(ErrorCode::kInvalidValue,
-                  fmt::format("{}: 'layer_types' has {} entries for {} layers", c.where(),
-                              types->size(), n));
-    std::int64_t window = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::string& t = (*types)[i];
-      if (t == "sliding_attention" || t == "chunked_attention") {
-        if (window == 0) window = window_size("'layer_types'");
-        out.layers[i].sliding = true;
-        out.layers[i].window = window;
-      } else if (t != "full_attention") {
-        throw Error(ErrorCode::kInvalidValue,
-                    fmt::format("{}: layer {} has type '{}'; memfit sizes the KV cache of "
-                                "'full_attention', 'sliding_attention' and 'chunked_attention' "
-                                "layers only", c.where(), i, t));
-      }
-    }
-    out.window_rule = "layer_types";
-    return;
-  }
-  const bool hybrid = c.string_or({"cache_implementation"}, "") == "hybrid";
-  if (c.has("sliding_window_pattern") || hybrid) {
-    // transformers' HybridCache: layer i is windowed unless (i + 1) % pattern == 0.
-    const std::int64_t pattern = c.dim_or({"sliding_window_pattern"}, 2);
-    const std::int64_t window = window_size("'sliding_window_pattern'");
-    for (std::size_t i = 0; i < n; ++i)
-      if ((static_cast<std::int64_t>(i) + 1) % pattern != 0) out.layers[i] = {true, window, out.layers[i].kv_heads};
-    out.window_rule = c.has("sliding_window_pattern") ? "sliding_window_pattern"
-                                                       : "cache_implementation: hybrid";
-    return;
-  }
-  if (c.has("use_sliding_window") && !c.flag_or({"use_sliding_window"}, false)) return;
-  if (!c.has("sliding_window") && !c.has("attention_chunk_size")) return;
-  const std::int64_t window = window_size("'sliding_window'");
-  // Qwen2: with use_sliding_window, layers from max_window_layers on are windowed.
-  const std::int64_t first = c.flag_or({"use_sliding_window"}, false)
-                                 ? c.count_or({"max_window_layers"}, 0)
-                                 : 0;
-  for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(first, static_cast<std::int64_t>(n))); i < n; ++i)
-    out.layers[i] = {true, window, out.layers[i].kv_heads};
-  out.window_rule = first > 0 ? "use_sliding_window + max_window_layers" : "sliding_window";
-}
 
 }  // namespace
 
@@ -87,72 +31,36 @@ int AttentionLayout::sliding_layers() const {
   return n;
 }
 
-AttentionLayout attention_layout(const Config& top) {
-  const Config c = text_config(top);
+AttentionLayout attention_layout(const ModelDims& d) {
+  if (d.attention_error) throw *d.attention_error;
   AttentionLayout out;
-  const bool enc_dec = c.flag_or({"is_encoder_decoder"}, false) ||
-                       c.has_any({"decoder_layers", "num_decoder_layers"});
-  std::int64_t layers = 0, heads = 0, hidden = 0;
-  if (enc_dec) {
-    layers = c.dim({"decoder_layers", "num_decoder_layers", "num_layers", "num_hidden_layers"});
-    heads = c.dim({"decoder_attention_heads", "num_heads", "num_attention_heads"});
-    hidden = c.dim({"d_model", "hidden_size"});
-  } else {
-    layers = c.dim({"num_hidden_layers", "n_layer", "num_layers", "n_layers"});
-    heads = c.dim({"num_attention_heads", "n_head", "num_heads", "n_heads"});
-    hidden = c.dim({"hidden_size", "n_embd", "d_model", "dim"});
+  if (!d.per_layer.empty()) {
+    out.k_head_dim = d.per_layer.front().k_head_dim;
+    out.v_head_dim = d.per_layer.front().v_head_dim;
   }
-  if (layers > 100'000)
-    throw Error(ErrorCode::kInvalidValue,
-                fmt::format("{}: {} decoder layers is not a real model", c.where(), layers));
-  std::int64_t head_dim = c.dim_or({"head_dim", "d_kv"}, 0);
-  if (head_dim == 0) {
-    if (hidden % heads != 0)
-      throw Error(ErrorCode::kInvalidValue,
-                  fmt::format("{}: hidden size {} is not a multiple of the {} attention heads, and "
-                              "there is no 'head_dim'", c.where(), hidden, heads));
-    head_dim = hidden / heads;
+  for (const LayerDims& l : d.per_layer) {
+    out.layers.push_back({l.windowed(), l.windowed() ? l.window : 0, l.caches_tokens() ? l.kv_heads : 0});
+    if (l.attention == AttentionKind::kMla && !out.mla) {
+      // MLA: transformers caches K = heads × (qk_nope + qk_rope), V = heads × v_head_dim; vLLM and
+      // llama.cpp cache the latent kv_lora_rank + qk_rope_head_dim once per token and layer.
+      out.mla = true;
+      out.mla_latent = l.mla.latent();
+    }
   }
-  out.k_head_dim = out.v_head_dim = head_dim;
-
-  // Key/value heads per layer (same precedence as read_model_dims).
-  std::vector<std::int64_t> kv(static_cast<std::size_t>(layers), heads);
-  if (c.flag_or({"new_decoder_architecture"}, false)) {
-    std::fill(kv.begin(), kv.end(), c.dim_or({"num_kv_heads"}, heads));
-  } else if (auto it = c.json().find("num_key_value_heads"); it != c.json().end() && it->is_array()) {
-    const auto list = *c.int_list({"num_key_value_heads"});
-    if (list.size() != kv.size())
-      throw Error(ErrorCode::kInvalidValue,
-                  fmt::format("{}: 'num_key_value_heads' lists {} layers, the model has {}",
-                              c.where(), list.size(), layers));
-    kv = list;  // 0 is a layer without attention (no cache)
-  } else if (c.has("num_key_value_heads")) {
-    std::fill(kv.begin(), kv.end(), c.dim({"num_key_value_heads"}));
-  } else if (c.flag_or({"multi_query"}, false)) {
-    std::fill(kv.begin(), kv.end(), 1);
-  } else {
-    std::fill(kv.begin(), kv.end(), c.dim_or({"n_head_kv", "num_kv_heads"}, heads));
-  }
-  for (std::int64_t h : kv) out.layers.push_back({false, 0, h});
-
-  if (c.has("kv_lora_rank")) {
-    // MLA: transformers caches K = heads × (qk_nope + qk_rope), V = heads × v_head_dim; vLLM and
-    // llama.cpp cache the latent kv_lora_rank + qk_rope_head_dim once per token and layer.
-    out.mla = true;
-    const std::int64_t rope = c.dim({"qk_rope_head_dim"});
-    out.mla_latent = c.dim({"kv_lora_rank"}) + rope;
-    out.k_head_dim = c.dim({"qk_nope_head_dim"}) + rope;
-    out.v_head_dim = c.dim({"v_head_dim"});
-  }
-  mark_windows(c, out);
-
-  if (enc_dec) {
-    out.cross_layers = layers;
-    out.cross_kv_heads = heads;
-    out.cross_head_dim = head_dim;
-    out.default_encoder_length = c.count_or({"max_source_positions"}, 0);
-  }
+  out.window_rule = d.window_rule;
+  out.cross_layers = d.cross.layers;
+  out.cross_kv_heads = d.cross.kv_heads;
+  out.cross_head_dim = d.cross.head_dim;
+  out.default_encoder_length = d.cross.default_encoder_length;
   return out;
+}
+
+AttentionLayout attention_layout(const Model& model) {
+  const ModelDims* dims = model.dims.get();
+  if (!dims)
+    throw Error(ErrorCode::kInvalidArgument,
+                "KV cache: the model has no transformer dimensions (not a transformers config)");
+  return attention_layout(*dims);
 }
 
 KvCache kv_cache(const AttentionLayout& layout, const KvOptions& o) {

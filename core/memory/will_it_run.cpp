@@ -40,8 +40,10 @@ struct WeightsPlan {
 };
 
 // The compute dtype and quantization: the dtype option, else the checkpoint as stored, else the
-// config's quantization_config and torch_dtype.
-WeightsPlan plan_weights(const Config& config, const RunOptions& o, bool from_checkpoint) {
+// config's quantization_config (read with the model) and torch_dtype.
+WeightsPlan plan_weights(const Model& model, const RunOptions& o) {
+  const Config& config = model.config;
+  const bool from_checkpoint = model.from_checkpoint;
   WeightsPlan w;
   w.compute = config_dtype(config).value_or(DType::kF32);
   if (o.dtype) {
@@ -54,7 +56,8 @@ WeightsPlan plan_weights(const Config& config, const RunOptions& o, bool from_ch
     w.compute = *o.dtype->floating;
   } else if (from_checkpoint) {
     w.source = "checkpoint";
-  } else if ((w.quant = quant_scheme_from_config(config))) {
+  } else if (const QuantScheme* q = model.quantization.get()) {
+    w.quant = *q;
     w.source = "quantization_config";
     if (w.quant->compute_dtype && is_floating(*w.quant->compute_dtype) && !config_dtype(config))
       w.compute = *w.quant->compute_dtype;
@@ -108,7 +111,7 @@ void layout_notes(const AttentionLayout& L, Engine engine, std::int64_t encoder_
 
 // Total inference bytes as a function of (context, batch): weights and overhead fixed, KV cache
 // and activations recomputed.
-MemoryFunction inference_memory(const RunReport& r, const std::optional<ModelDims>& dims, const KvOptions& ko,
+MemoryFunction inference_memory(const RunReport& r, const ModelDims* dims, const KvOptions& ko,
                                 const ActivationOptions& ao) {
   const double fixed = r.inference.weights_bytes + r.inference.overhead_bytes;
   const bool gen = r.generative;
@@ -146,13 +149,11 @@ Result<RunReport> will_it_run(const Model& model, const RunOptions& o) {
     RunReport r;
     r.notes = model.notes;
     const TensorTree& tree = model.tree;
-    const Config& config = model.config;
-    const bool from_checkpoint = model.from_checkpoint;
 
-    std::optional<ModelDims> dims;
-    if (model.has_config && config.has("model_type")) {
+    const ModelDims* dims = nullptr;
+    if (model.dims.known()) {
       try {
-        dims = read_model_dims(config, tree);
+        dims = model.dims.get();
       } catch (const Error& e) {
         if (generation_class(tree.class_name())) throw;
         r.notes.push_back("activations not estimated (" + e.message() + ")");
@@ -161,9 +162,9 @@ Result<RunReport> will_it_run(const Model& model, const RunOptions& o) {
       r.notes.push_back("not a transformers config: activations and KV cache not estimated");
     }
     r.generative = dims && dims->generative;
-    r.transformer = dims.has_value();
+    r.transformer = dims != nullptr;
 
-    const WeightsPlan w = plan_weights(config, o, from_checkpoint);
+    const WeightsPlan w = plan_weights(model, o);
     r.weights_source = w.source;
     if (w.quant) r.quantization = w.quant->describe();
     r.model_max_context = dims ? dims->max_positions : 0;
@@ -190,7 +191,7 @@ Result<RunReport> will_it_run(const Model& model, const RunOptions& o) {
     ko.batch = o.batch;
     ko.encoder_length = o.encoder_length;
     if (r.generative) {
-      r.layout = attention_layout(config);
+      r.layout = attention_layout(*dims);
       inf.kv = kv_cache(r.layout, ko);
       layout_notes(r.layout, o.engine, inf.kv.encoder_length, r.notes);
     } else if (dims) {

@@ -42,8 +42,9 @@ std::string names_preview(const std::vector<std::string>& names) {
   return out;
 }
 
-// The family's tree of the selected class (every era), from `req` and the parsed m.config.
-void build_from_config(const EstimateRequest& req, Model& m) {
+// The family's tree of the selected class (every era), from `req` and the parsed m.config, and
+// the dimensions the family read with it (left empty by families that do not read them).
+void build_from_config(const EstimateRequest& req, Model& m, std::optional<ModelDims>* dims) {
   m.library = detect_library(req, m.config.json());
   std::string key;
   if (m.library == "timm") {
@@ -64,13 +65,13 @@ void build_from_config(const EstimateRequest& req, Model& m) {
                             supported_keys(m.library)));
   m.model_type = key;
   const std::string cls = select_class(*family, m.config, req.mode, req.class_override, &m.notes);
-  m.tree = family->build(BuildRequest{m.config, cls, req.name});
+  m.tree = family->build(BuildRequest{m.config, cls, req.name, dims});
   m.parameters = m.tree.parameter_count();
 }
 
 // memfit's exact path: the tensors the checkpoint holds, at their stored dtypes; the config (if
 // it can be built) lends class names for no-split semantics and is compared name by name.
-void build_from_checkpoint(Model& m) {
+void build_from_checkpoint(Model& m, std::optional<ModelDims>* dims) {
   const EstimateRequest& req = m.request;
   m.from_checkpoint = true;
   TensorTree tree = tree_from_checkpoint(req.checkpoint);
@@ -80,7 +81,7 @@ void build_from_checkpoint(Model& m) {
       Model cfg;
       cfg.config = m.config;
       cfg.has_config = true;
-      build_from_config(req, cfg);
+      build_from_config(req, cfg, dims);
       m.library = cfg.library;
       m.model_type = cfg.model_type;
       m.notes = cfg.notes;
@@ -111,6 +112,28 @@ void build_from_checkpoint(Model& m) {
   m.tree = std::move(tree);
 }
 
+// The dims of a transformers config (the family's, else the generic reader's), finished with
+// what the final tree says; their error is kept for will-it-run, which reports it.
+void set_dims(Model& m, std::optional<ModelDims> from_family) {
+  if (!m.has_config || !m.config.has("model_type")) return;
+  try {
+    ModelDims d = from_family ? std::move(*from_family) : read_model_dims(m.config);
+    finish_model_dims(d, m.config, m.tree);
+    m.dims.value = std::move(d);
+  } catch (const Error& e) {
+    m.dims.error = e;
+  }
+}
+
+void set_quantization(Model& m) {
+  if (!m.has_config) return;
+  try {
+    if (auto q = quant_scheme_from_config(m.config)) m.quantization.value = std::move(*q);
+  } catch (const Error& e) {
+    m.quantization.error = e;
+  }
+}
+
 Model with_config(EstimateRequest request, Config config, bool has_config) {
   Model m{std::move(request), std::move(config)};
   m.has_config = has_config;
@@ -119,8 +142,11 @@ Model with_config(EstimateRequest request, Config config, bool has_config) {
                               req.source != EstimateRequest::Source::kConfig;
   if (req.source == EstimateRequest::Source::kCheckpoint && req.checkpoint.empty())
     throw option_error("source", " 'checkpoint': no safetensors checkpoint found");
-  if (use_checkpoint) build_from_checkpoint(m);
-  else build_from_config(m.request, m);
+  std::optional<ModelDims> dims;
+  if (use_checkpoint) build_from_checkpoint(m, &dims);
+  else build_from_config(m.request, m, &dims);
+  set_dims(m, std::move(dims));
+  set_quantization(m);
   return m;
 }
 

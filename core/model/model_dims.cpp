@@ -37,6 +37,119 @@ bool any_dropout(const Config& c) {
   return false;
 }
 
+// Runs a per-layer attention rule; its error is kept for the KV cache (the first one only).
+template <typename Fn>
+void deferring(ModelDims& d, Fn&& fn) {
+  if (d.attention_error) return;
+  try {
+    fn();
+  } catch (const Error& e) {
+    d.attention_error = e;
+  }
+}
+
+// The window rules (model_dims.h, docs/memory-model.md), on the layers of `d`.
+void mark_windows(const Config& c, ModelDims& d) {
+  auto& layers = d.per_layer;
+  const auto n = layers.size();
+  // The window, and whether it came from attention_chunk_size (chunked attention).
+  auto window_size = [&](const char* why) -> std::pair<std::int64_t, bool> {
+    if (c.has("sliding_window")) return {c.dim({"sliding_window"}), false};
+    if (c.has("attention_chunk_size")) return {c.dim({"attention_chunk_size"}), true};
+    throw Error(ErrorCode::kMissingKey,
+                fmt::format("{}: {} marks windowed layers but 'sliding_window' is missing",
+                            c.where(), why));
+  };
+  auto window_layer = [&](LayerDims& l, std::int64_t window, bool chunked) {
+    if (l.attention != AttentionKind::kFull) return;
+    l.attention = chunked ? AttentionKind::kChunked : AttentionKind::kSliding;
+    l.window = window;
+  };
+  if (auto types = c.string_list({"layer_types"})) {
+    if (types->size() != n)
+      throw Error(ErrorCode::kInvalidValue,
+                  fmt::format("{}: 'layer_types' has {} entries for {} layers", c.where(),
+                              types->size(), n));
+    std::int64_t window = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string& t = (*types)[i];
+      if (t == "sliding_attention" || t == "chunked_attention") {
+        if (window == 0) window = window_size("'layer_types'").first;
+        window_layer(layers[i], window, t == "chunked_attention");
+      } else if (t != "full_attention") {
+        throw Error(ErrorCode::kInvalidValue,
+                    fmt::format("{}: layer {} has type '{}'; memfit sizes the KV cache of "
+                                "'full_attention', 'sliding_attention' and 'chunked_attention' "
+                                "layers only", c.where(), i, t));
+      }
+    }
+    d.window_rule = "layer_types";
+    return;
+  }
+  const bool hybrid = c.string_or({"cache_implementation"}, "") == "hybrid";
+  if (c.has("sliding_window_pattern") || hybrid) {
+    // transformers' HybridCache: layer i is windowed unless (i + 1) % pattern == 0.
+    const std::int64_t pattern = c.dim_or({"sliding_window_pattern"}, 2);
+    const auto [window, chunked] = window_size("'sliding_window_pattern'");
+    for (std::size_t i = 0; i < n; ++i)
+      if ((static_cast<std::int64_t>(i) + 1) % pattern != 0) window_layer(layers[i], window, chunked);
+    d.window_rule = c.has("sliding_window_pattern") ? "sliding_window_pattern"
+                                                     : "cache_implementation: hybrid";
+    return;
+  }
+  if (c.has("use_sliding_window") && !c.flag_or({"use_sliding_window"}, false)) return;
+  if (!c.has("sliding_window") && !c.has("attention_chunk_size")) return;
+  const auto [window, chunked] = window_size("'sliding_window'");
+  // Qwen2: with use_sliding_window, layers from max_window_layers on are windowed.
+  const std::int64_t first = c.flag_or({"use_sliding_window"}, false)
+                                 ? c.count_or({"max_window_layers"}, 0)
+                                 : 0;
+  for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(first, static_cast<std::int64_t>(n))); i < n; ++i)
+    window_layer(layers[i], window, chunked);
+  d.window_rule = first > 0 ? "use_sliding_window + max_window_layers" : "sliding_window";
+}
+
+// Key/value heads per layer: Falcon's rule first (new_decoder_architecture → num_kv_heads), then
+// the GQA key (a number, or a list per layer: 0 is a layer without attention), then multi-query
+// (Falcon-7B, GPTBigCode), then the legacy RW key.
+std::vector<std::int64_t> kv_heads_per_layer(const Config& c, std::int64_t layers, std::int64_t heads) {
+  if (c.flag_or({"new_decoder_architecture"}, false))
+    return std::vector<std::int64_t>(static_cast<std::size_t>(layers), c.dim_or({"num_kv_heads"}, heads));
+  if (auto it = c.json().find("num_key_value_heads"); it != c.json().end() && it->is_array()) {
+    auto list = *c.int_list({"num_key_value_heads"});
+    if (static_cast<std::int64_t>(list.size()) != layers)
+      throw Error(ErrorCode::kInvalidValue,
+                  fmt::format("{}: 'num_key_value_heads' lists {} layers, the model has {}",
+                              c.where(), list.size(), layers));
+    return list;
+  }
+  std::int64_t kv = heads;
+  if (c.has("num_key_value_heads")) kv = c.dim({"num_key_value_heads"});
+  else if (c.flag_or({"multi_query"}, false)) kv = 1;
+  else kv = c.dim_or({"n_head_kv", "num_kv_heads"}, heads);
+  return std::vector<std::int64_t>(static_cast<std::size_t>(layers), kv);
+}
+
+// The first layer's key/value heads, as the activation formulas take them (a per-layer list:
+// its first entry, at least 1).
+std::int64_t first_kv_heads(const Config& c, std::int64_t heads) {
+  if (c.flag_or({"new_decoder_architecture"}, false)) return c.dim_or({"num_kv_heads"}, heads);
+  if (auto it = c.json().find("num_key_value_heads"); it != c.json().end() && it->is_array()) {
+    const auto list = *c.int_list({"num_key_value_heads"});
+    return list.empty() ? heads : std::max<std::int64_t>(list.front(), 1);
+  }
+  if (c.has("num_key_value_heads")) return c.dim({"num_key_value_heads"});
+  if (c.flag_or({"multi_query"}, false)) return 1;
+  return c.dim_or({"n_head_kv", "num_kv_heads"}, heads);
+}
+
+// A number when the key holds one; anything else is ignored (nothing sized depends on it).
+double number_if(const Config& c, std::initializer_list<const char*> keys, double fallback) {
+  for (const char* k : keys)
+    if (auto it = c.json().find(k); it != c.json().end() && it->is_number()) return it->get<double>();
+  return fallback;
+}
+
 }  // namespace
 
 Config text_config(const Config& config) {
@@ -45,7 +158,56 @@ Config text_config(const Config& config) {
   return config;
 }
 
-ModelDims read_model_dims(const Config& top, const TensorTree& tree) {
+RopeDims read_rope(const Config& c, double theta_default, std::int64_t rotary_dims) {
+  RopeDims r;
+  r.theta = number_if(c, {"rope_theta"}, theta_default);
+  r.rotary_dims = rotary_dims;
+  if (auto it = c.json().find("rope_scaling"); it != c.json().end() && it->is_object()) {
+    r.scaled = true;
+    for (const char* k : {"type", "rope_type"})
+      if (auto t = it->find(k); t != it->end() && t->is_string()) {
+        r.scaling_type = t->get<std::string>();
+        break;
+      }
+    if (auto f = it->find("factor"); f != it->end() && f->is_number()) r.factor = f->get<double>();
+  }
+  return r;
+}
+
+double read_norm_eps(const Config& c, std::initializer_list<const char*> keys, double fallback) {
+  return number_if(c, keys, fallback);
+}
+
+void set_uniform_layers(ModelDims& d, const RopeDims& rope) {
+  LayerDims layer;
+  layer.heads = d.heads;
+  layer.kv_heads = d.kv_heads;
+  layer.k_head_dim = layer.v_head_dim = d.head_dim;
+  layer.rope = rope;
+  layer.intermediate = d.intermediate;
+  d.per_layer.assign(static_cast<std::size_t>(d.layers), layer);
+}
+
+void apply_window_rules(ModelDims& d, const Config& c) {
+  deferring(d, [&] { mark_windows(c, d); });
+}
+
+void set_moe(ModelDims& d, const MoeDims& moe, bool moe_width_given, const std::vector<bool>& moe_layers) {
+  if (moe.experts <= 0 || moe.active <= 0) {
+    d.experts = d.experts_per_token = 0;
+    return;
+  }
+  d.experts = moe.experts;
+  d.experts_per_token = moe.active;
+  d.intermediate = std::max(moe_width_given ? d.intermediate : 0, moe.token_width());
+  for (std::size_t i = 0; i < d.per_layer.size(); ++i) {
+    if (!moe_layers.empty() && !(i < moe_layers.size() && moe_layers[i])) continue;
+    d.per_layer[i].moe = moe;
+    d.per_layer[i].intermediate = moe.token_width();
+  }
+}
+
+ModelDims read_model_dims(const Config& top) {
   const Config c = text_config(top);
   ModelDims d;
   d.encoder_decoder = c.flag_or({"is_encoder_decoder"}, false) ||
@@ -67,45 +229,75 @@ ModelDims read_model_dims(const Config& top, const TensorTree& tree) {
                               "there is no 'head_dim'", c.where(), d.hidden, d.heads));
     d.head_dim = d.hidden / d.heads;
   }
-  // Key/value heads: Falcon's rule first (new_decoder_architecture → num_kv_heads), then the
-  // GQA key, then multi-query (Falcon-7B, GPTBigCode), then the legacy RW key.
-  if (c.flag_or({"new_decoder_architecture"}, false)) {
-    d.kv_heads = c.dim_or({"num_kv_heads"}, d.heads);
-  } else if (auto it = c.json().find("num_key_value_heads");
-             it != c.json().end() && it->is_array()) {
-    const auto list = *c.int_list({"num_key_value_heads"});
-    d.kv_heads = list.empty() ? d.heads : std::max<std::int64_t>(list.front(), 1);
-  } else if (c.has("num_key_value_heads")) {
-    d.kv_heads = c.dim({"num_key_value_heads"});
-  } else if (c.flag_or({"multi_query"}, false)) {
-    d.kv_heads = 1;
-  } else {
-    d.kv_heads = c.dim_or({"n_head_kv", "num_kv_heads"}, d.heads);
-  }
+  d.kv_heads = first_kv_heads(c, d.heads);
 
-  // MLP width: the dense one, and the MoE one a token goes through (top-k experts + shared).
+  // MLP width: the dense one, then the MoE one a token goes through (top-k experts + shared).
   std::int64_t dense = d.encoder_decoder ? c.dim_or({"decoder_ffn_dim", "d_ff", "intermediate_size"}, 0)
                                          : c.dim_or({"intermediate_size", "n_inner", "ffn_dim", "d_ff",
                                                      "ffn_hidden_size"}, 0);
   if (dense == 0) dense = 4 * d.hidden;  // GPT-2 / GPT-J / BLOOM: n_inner null → 4 × hidden
-  d.experts = c.count_or({"num_local_experts", "n_routed_experts", "num_experts"}, 0);
-  d.experts_per_token = c.count_or({"num_experts_per_tok", "moe_top_k", "top_k"}, 0);
   d.intermediate = dense;
-  if (d.experts > 0 && d.experts_per_token > 0) {
-    const std::int64_t width = c.dim_or({"moe_intermediate_size"}, dense);
-    const std::int64_t shared = c.has("shared_expert_intermediate_size")
-                                    ? c.dim({"shared_expert_intermediate_size"})
-                                    : c.count_or({"n_shared_experts"}, 0) * width;
-    d.intermediate = std::max(c.has("moe_intermediate_size") ? dense : 0,
-                              width * d.experts_per_token + shared);
-  } else {
-    d.experts = d.experts_per_token = 0;
+  MoeDims moe;
+  moe.experts = c.count_or({"num_local_experts", "n_routed_experts", "num_experts"}, 0);
+  moe.active = c.count_or({"num_experts_per_tok", "moe_top_k", "top_k"}, 0);
+  if (moe.experts > 0 && moe.active > 0) {
+    moe.expert_width = c.dim_or({"moe_intermediate_size"}, dense);
+    if (c.has("shared_expert_intermediate_size")) {
+      moe.shared = 1;
+      moe.shared_width = c.dim({"shared_expert_intermediate_size"});
+    } else {
+      moe.shared = c.count_or({"n_shared_experts"}, 0);
+      moe.shared_width = moe.shared * moe.expert_width;
+    }
   }
   d.vocab = c.count_or({"vocab_size", "n_vocab"}, 0);
   d.max_positions = c.count_or({"max_position_embeddings", "n_positions", "max_sequence_length",
                                 "max_seq_len", "seq_length", "max_target_positions"}, 0);
-  d.dropout = any_dropout(c);
+  d.tied_embeddings = c.flag_or({"tie_word_embeddings"}, true);
+  d.norm_eps = number_if(c, {"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps", "norm_epsilon"}, 0);
 
+  // Per layer: one shape, then per-layer key/value heads, MLA and the window rules.
+  deferring(d, [&] {
+    if (d.layers > 100'000)
+      throw Error(ErrorCode::kInvalidValue,
+                  fmt::format("{}: {} decoder layers is not a real model", c.where(), d.layers));
+    set_uniform_layers(d, read_rope(c, 0, d.head_dim));
+    const auto kv = kv_heads_per_layer(c, d.layers, d.heads);
+    for (std::size_t i = 0; i < kv.size(); ++i) {
+      d.per_layer[i].kv_heads = kv[i];
+      if (kv[i] == 0) d.per_layer[i].attention = AttentionKind::kNone;
+    }
+    if (c.has("kv_lora_rank")) {
+      // MLA: transformers caches K = heads × (qk_nope + qk_rope), V = heads × v_head_dim; vLLM and
+      // llama.cpp cache the latent kv_lora_rank + qk_rope_head_dim once per token and layer.
+      MlaDims mla;
+      mla.qk_rope_head_dim = c.dim({"qk_rope_head_dim"});
+      mla.kv_lora_rank = c.dim({"kv_lora_rank"});
+      mla.qk_nope_head_dim = c.dim({"qk_nope_head_dim"});
+      mla.v_head_dim = c.dim({"v_head_dim"});
+      mla.q_lora_rank = c.count_or({"q_lora_rank"}, 0);
+      for (auto& l : d.per_layer) {
+        l.attention = AttentionKind::kMla;
+        l.mla = mla;
+        l.k_head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+        l.v_head_dim = mla.v_head_dim;
+      }
+    }
+  });
+  set_moe(d, moe, c.has("moe_intermediate_size"));
+  apply_window_rules(d, c);
+  if (d.encoder_decoder) {
+    d.cross.layers = d.layers;
+    d.cross.kv_heads = d.heads;
+    d.cross.head_dim = d.head_dim;
+    d.cross.default_encoder_length = c.count_or({"max_source_positions"}, 0);
+  }
+  return d;
+}
+
+void finish_model_dims(ModelDims& d, const Config& top, const TensorTree& tree) {
+  d.dropout = any_dropout(text_config(top));
+  d.gated_mlp = false;
   for (const auto& m : tree.modules) {
     const std::string leaf = leaf_name(m.name);
     if (leaf == "gate_proj" || leaf == "w3" || leaf == "wi_0" || leaf == "gate_up_proj") {
@@ -115,11 +307,10 @@ ModelDims read_model_dims(const Config& top, const TensorTree& tree) {
   }
   std::string arch0;
   if (auto a = top.string_list({"architectures"}); a && !a->empty()) arch0 = a->front();
-  d.generative = d.encoder_decoder || is_generation_class(tree.class_name()) ||
-                 (tree.class_name().size() >= 5 &&
-                  tree.class_name().compare(tree.class_name().size() - 5, 5, "Model") == 0 &&
+  const std::string& cls = tree.class_name();
+  d.generative = d.encoder_decoder || is_generation_class(cls) ||
+                 (cls.size() >= 5 && cls.compare(cls.size() - 5, 5, "Model") == 0 &&
                   is_generation_class(arch0));
-  return d;
 }
 
 double active_parameters(const TensorTree& tree, const ModelDims& dims) {

@@ -10,7 +10,7 @@ namespace memfit::torchrt {
 namespace {
 struct Family {
   const char* model_type;
-  std::unique_ptr<ModelProgram> (*make)(const Config&, const TensorTree&);
+  std::unique_ptr<ModelProgram> (*make)(const Model&, const TensorTree&);
 };
 // Llama-like families whose math is Llama's (RMSNorm, rotate_half RoPE, GQA, SwiGLU) could be
 // listed here too once a golden checkpoint checks them.
@@ -34,11 +34,19 @@ void StageWeights::set_gathered(const std::string& name, at::Tensor rows, at::Te
   gathered_[name] = {std::move(rows), std::move(row_of_id)};
 }
 
-std::unique_ptr<ModelProgram> make_program(const std::string& model_type, const Config& config,
+const ModelDims& program_dims(const Model& model) {
+  const ModelDims* dims = model.dims.get();
+  if (!dims)
+    throw Failure{FailureKind::kInvalidInput,
+                  fmt::format("{}: no transformer dimensions to run the model with", model.config.where())};
+  return *dims;
+}
+
+std::unique_ptr<ModelProgram> make_program(const std::string& model_type, const Model& model,
                                            const TensorTree& tree) {
   std::vector<std::string> names;
   for (const auto& f : kFamilies) {
-    if (model_type == f.model_type) return f.make(config, tree);
+    if (model_type == f.model_type) return f.make(model, tree);
     names.emplace_back(f.model_type);
   }
   throw Failure{FailureKind::kUnsupported,

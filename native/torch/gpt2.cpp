@@ -95,12 +95,13 @@ class Gpt2Program final : public ModelProgram {
 
 }  // namespace
 
-std::unique_ptr<ModelProgram> make_gpt2(const Config& c, const TensorTree& tree) {
+std::unique_ptr<ModelProgram> make_gpt2(const Model& model, const TensorTree& tree) {
+  const ModelDims& d = program_dims(model);
   Gpt2Table t;
-  t.hidden = c.dim_or({"n_embd", "hidden_size"}, 768);
-  t.heads = c.dim_or({"n_head", "num_attention_heads"}, 12);
-  t.layers = c.count_or({"n_layer", "num_hidden_layers"}, 12);
-  t.eps = c.number_or({"layer_norm_epsilon"}, 1e-5);
+  t.hidden = d.hidden;
+  t.heads = d.heads;
+  t.layers = d.layers;
+  t.eps = d.norm_eps;
   t.prefix = tree.find_module("transformer") >= 0 ? "transformer." : "";
   t.lm_head = tree.find_tensor("lm_head.weight") >= 0 ? resolve_alias(tree, "lm_head.weight")
                                                        : t.prefix + "wte.weight";

@@ -124,25 +124,30 @@ class LlamaProgram final : public ModelProgram {
 
 }  // namespace
 
-std::unique_ptr<ModelProgram> make_llama(const Config& c, const TensorTree& tree) {
+std::unique_ptr<ModelProgram> make_llama(const Model& model, const TensorTree& tree) {
+  const ModelDims& d = program_dims(model);
+  const std::string& where = model.config.where();
   LlamaTable t;
-  t.hidden = c.dim({"hidden_size"});
-  t.heads = c.dim({"num_attention_heads"});
-  t.kv_heads = c.dim_or({"num_key_value_heads"}, t.heads);
-  t.head_dim = c.dim_or({"head_dim"}, t.hidden / t.heads);
-  t.layers = c.count({"num_hidden_layers"});
-  t.eps = c.number_or({"rms_norm_eps"}, 1e-6);
-  t.rope_theta = c.number_or({"rope_theta"}, 10000.0);
+  t.hidden = d.hidden;
+  t.heads = d.heads;
+  t.kv_heads = d.kv_heads;
+  t.head_dim = d.head_dim;
+  t.layers = d.layers;
+  t.eps = d.norm_eps;
+  RopeDims rope;
+  rope.theta = 10000.0;  // LlamaConfig's rope_theta, for a model without layers
+  if (!d.per_layer.empty()) rope = d.per_layer.front().rope;
+  t.rope_theta = rope.theta;
   if (t.heads % t.kv_heads != 0)
     throw Failure{FailureKind::kInvalidInput,
                         fmt::format("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}",
-                                    c.where(), t.heads, t.kv_heads)};
-  if (auto rs = c.sub("rope_scaling")) {
-    const std::string type = rs->string_or({"type", "rope_type"}, "linear");
+                                    where, t.heads, t.kv_heads)};
+  if (rope.scaled) {
+    const std::string type = rope.scaling_type.empty() ? "linear" : rope.scaling_type;
     if (type != "linear")
       throw Failure{FailureKind::kUnsupported,
-                          fmt::format("{}: rope_scaling type '{}' is not implemented (linear is)", c.where(), type)};
-    t.rope_factor = rs->number_or({"factor"}, 1.0);
+                    fmt::format("{}: rope_scaling type '{}' is not implemented (linear is)", where, type)};
+    t.rope_factor = rope.factor;
   }
   t.lm_head = tree.find_tensor("lm_head.weight") >= 0 ? resolve_alias(tree, "lm_head.weight")
                                                        : "model.embed_tokens.weight";

@@ -13,7 +13,7 @@
 
 #include <ATen/ATen.h>
 
-#include "memfit/model/config.h"
+#include "memfit/model/model.h"
 #include "memfit/model/tensor_tree.h"
 
 namespace memfit::torchrt {
@@ -71,11 +71,15 @@ class ModelProgram {
 
 // The program for this config's model_type; throws Failure(kUnsupported) listing the
 // families that can run.
-std::unique_ptr<ModelProgram> make_program(const std::string& model_type, const Config& config,
+std::unique_ptr<ModelProgram> make_program(const std::string& model_type, const Model& model,
                                            const TensorTree& tree);
 
+// The dimensions a program is built from: the Model's, read by its family with the tree. Throws
+// the error they were read with, or Failure(kInvalidInput) when there are none.
+const ModelDims& program_dims(const Model& model);
+
 // Families' constructors (one file each).
-std::unique_ptr<ModelProgram> make_gpt2(const Config& config, const TensorTree& tree);
-std::unique_ptr<ModelProgram> make_llama(const Config& config, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_gpt2(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_llama(const Model& model, const TensorTree& tree);
 
 }  // namespace memfit::torchrt

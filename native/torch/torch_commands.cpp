@@ -150,7 +150,7 @@ void run_load(const LoadArgs& args) {
 void run_forward(const ForwardArgs& args) {
   const auto rows = parse_token_rows(args.tokens);
   const auto model = load_with_progress(args.dir, args.placement);
-  const auto program = make_program(model->plan.model_type, model->plan.model.config, model->plan.tree);
+  const auto program = make_program(model->plan.model_type, model->plan.model, model->plan.tree);
   ExecOptions opt;
   opt.prefetch = !args.no_prefetch;
   opt.prefetch_depth = args.prefetch_depth;

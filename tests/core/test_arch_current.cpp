@@ -13,20 +13,14 @@
 #include "memfit/memory/estimate.h"
 #include "memfit/model/model.h"
 #include "memfit/model/model_dims.h"
+#include "support/model_of.h"
 #include "support/reference.h"
 
 using namespace memfit;
 
 namespace {
 
-Model model_from(const std::string& text, const std::string& name) {
-  EstimateRequest req;
-  req.config_text = text;
-  req.name = name;
-  auto m = build_model(req);
-  REQUIRE_MESSAGE(m.ok(), m.error().message());
-  return std::move(m).value();
-}
+using test::model_of;
 
 // The card's figure: `billions` rounded to `digits` decimals.
 double billions(std::uint64_t n, int digits) {
@@ -60,7 +54,7 @@ std::uint64_t embedding_params(const TensorTree& t) {
 TEST_CASE("qwen3: Qwen/Qwen3-8B's real config gives its card's 8.2B (6.95B without embeddings)") {
   const auto ref = test::reference_dir();
   if (!ref) return test::skip_loudly("Qwen3-8B (real-hub config)");
-  const Model m = model_from(test::read_text(*ref + "/real-hub/Qwen--Qwen3-8B/config.json"), "Qwen/Qwen3-8B");
+  const Model m = model_of(test::read_text(*ref + "/real-hub/Qwen--Qwen3-8B/config.json"), "Qwen/Qwen3-8B");
   CHECK(m.class_name() == "Qwen3ForCausalLM");
   CHECK(billions(m.parameters, 1) == 8.2);
   CHECK(billions(m.parameters - embedding_params(m.tree), 2) == 6.95);
@@ -76,11 +70,12 @@ TEST_CASE("qwen3: Qwen/Qwen3-8B's real config gives its card's 8.2B (6.95B witho
 TEST_CASE("qwen3_moe: Qwen/Qwen3-30B-A3B's real config gives 30.5B total, 3.3B activated, 29.9B non-embedding") {
   const auto ref = test::reference_dir();
   if (!ref) return test::skip_loudly("Qwen3-30B-A3B (real-hub config)");
-  const Model m = model_from(test::read_text(*ref + "/real-hub/Qwen--Qwen3-30B-A3B/config.json"), "Qwen/Qwen3-30B-A3B");
+  const Model m = model_of(test::read_text(*ref + "/real-hub/Qwen--Qwen3-30B-A3B/config.json"), "Qwen/Qwen3-30B-A3B");
   CHECK(m.class_name() == "Qwen3MoeForCausalLM");
   CHECK(billions(m.parameters, 1) == 30.5);
   CHECK(billions(m.parameters - embedding_params(m.tree), 1) == 29.9);
-  const ModelDims dims = read_model_dims(m.config, m.tree);
+  REQUIRE(m.dims.get());
+  const ModelDims dims = *m.dims.get();
   CHECK(dims.experts == 128);
   CHECK(dims.experts_per_token == 8);
   // The card writes the activated count truncated ("3.3B" for 3.35B), its totals rounded.
@@ -93,7 +88,7 @@ TEST_CASE("qwen3_moe: Qwen/Qwen3-30B-A3B's real config gives 30.5B total, 3.3B a
 }
 
 TEST_CASE("gemma2: google/gemma-2-2b's dimensions give the Hub's 2,614,341,888; four norms per layer") {
-  const Model m = model_from(
+  const Model m = model_of(
       R"({"model_type": "gemma2", "architectures": ["Gemma2ForCausalLM"], "vocab_size": 256000,
           "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
           "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
@@ -110,7 +105,7 @@ TEST_CASE("gemma2: google/gemma-2-2b's dimensions give the Hub's 2,614,341,888; 
 }
 
 TEST_CASE("gemma3_text: google/gemma-3-1b-pt's dimensions give the Hub's 999,885,952; q/k norms") {
-  const Model m = model_from(
+  const Model m = model_of(
       R"({"model_type": "gemma3_text", "architectures": ["Gemma3ForCausalLM"], "vocab_size": 262144,
           "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26,
           "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,

@@ -17,23 +17,30 @@
 #include "memfit/error.h"
 #include "memfit/memory/kv_cache.h"
 #include "memfit/model/config.h"
+#include "memfit/model/model.h"
+#include "support/model_of.h"
 #include "support/reference.h"
 
 using namespace memfit;
 
 namespace {
 
+using test::model_of;
+
 // A Hub config.json: tests/fixtures/configs/ (families memfit builds) or tests/fixtures/kv/
-// (configs used only for their attention layout, e.g. Gemma-2, whose family is not registered).
+// (configs used only for their attention layout). The layout is the Model's dims, as the family
+// (or, for families that read none, the generic reader) filled them.
 AttentionLayout layout_of(const std::string& stem) {
   const std::string dir = stem == "google--gemma-2-9b" ? "kv/" : "configs/";
-  Config c(Config::parse(test::fixture(dir + stem + ".json"), "config.json"), "config.json");
-  return attention_layout(c);
+  return attention_layout(model_of(test::fixture(dir + stem + ".json")));
 }
 
-AttentionLayout layout_of_json(const std::string& text) {
+AttentionLayout layout_of_json(const std::string& text) { return attention_layout(model_of(text)); }
+
+// The generic reader alone (model_type "x" has no family).
+AttentionLayout generic_layout_of_json(const std::string& text) {
   Config c(Config::parse(text, "config.json"), "config.json");
-  return attention_layout(c);
+  return attention_layout(read_model_dims(c));
 }
 
 KvCache kv(const AttentionLayout& l, Engine e, KvDtype d, std::int64_t context, std::int64_t batch = 1) {
@@ -152,7 +159,7 @@ TEST_CASE("layer_types and sliding_window_pattern give the same layout as Hybrid
   CHECK_FALSE(g3.layers[5].sliding);
   CHECK_FALSE(g3.layers[11].sliding);
   // An unknown layer type is an error naming it, not a silent guess.
-  CHECK_THROWS_AS(layout_of_json(R"({"model_type": "x", "hidden_size": 64, "num_hidden_layers": 2,
+  CHECK_THROWS_AS(generic_layout_of_json(R"({"model_type": "x", "hidden_size": 64, "num_hidden_layers": 2,
       "num_attention_heads": 4, "layer_types": ["full_attention", "linear_attention"]})"), Error);
 }
 
@@ -195,7 +202,7 @@ TEST_CASE("encoder-decoder: cross-attention K/V over the encoder length") {
 
 TEST_CASE("KV errors name the key") {
   try {
-    layout_of_json(R"({"model_type": "x", "hidden_size": 64, "num_attention_heads": 4})");
+    generic_layout_of_json(R"({"model_type": "x", "hidden_size": 64, "num_attention_heads": 4})");
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(e.code() == ErrorCode::kMissingKey);

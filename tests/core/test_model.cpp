@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "memfit/memory/estimate.h"
+#include "memfit/memory/kv_cache.h"
 #include "memfit/memory/will_it_run.h"
 #include "memfit/model/model.h"
 #include "memfit/plan/plan.h"
@@ -19,6 +20,10 @@ TEST_CASE("model: one parse of config.json serves estimate, will-it-run and ever
   REQUIRE(model.ok());
   CHECK(Config::parse_count() == before + 1);
   CHECK(model->class_name() == "LlamaForCausalLM");
+  // The dims came with that parse, from the family: the KV cache reads them, not the config.
+  REQUIRE(model->dims.get() != nullptr);
+  CHECK(model->dims.get()->per_layer.size() == 32);
+  CHECK(attention_layout(*model).layers.at(0).kv_heads == 8);
 
   REQUIRE(estimate(*model).ok());
   RunOptions ro;

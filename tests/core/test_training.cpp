@@ -35,7 +35,8 @@ TrainedModel model_of(const std::string& stem) {
   req.name = stem;
   auto m = build_model(req);
   REQUIRE_MESSAGE(m.ok(), m.error().message());
-  return {m->tree, read_model_dims(m->config, m->tree)};
+  REQUIRE(m->dims.get());
+  return {m->tree, *m->dims.get()};
 }
 
 std::uint64_t lora_params(const TrainedModel& m, std::int64_t r, const std::vector<std::string>& targets) {

@@ -164,8 +164,7 @@ TEST_CASE("validation: missing and unexpected tensors fail before loading, by na
     CHECK(lp.comparison.missing.size() == 12);
     // It loads; the forward names the first weight it lacks.
     const auto model = torchrt::load_model(lp);
-    const Config& c = model->plan.model.config;
-    const auto program = torchrt::make_program("gpt2", c, model->plan.tree);
+    const auto program = torchrt::make_program("gpt2", model->plan.model, model->plan.tree);
     torchrt::Executor exec(*model, *program);
     const auto ids = at::tensor(std::vector<std::int64_t>{1, 2, 3}, at::TensorOptions().dtype(at::kLong)).view({1, 3});
     try {

@@ -153,8 +153,7 @@ TEST_CASE("placement: a planner strategy with a small CPU budget offloads the re
   auto model = torchrt::load_model(torchrt::make_load_plan(req, torchrt::device_inventory()));
   CHECK(model->stats.disk_bytes > 0);
   CHECK(model->stats.cpu_bytes > 0);
-  const Config& cfg = model->plan.model.config;
-  const auto program = torchrt::make_program(model->plan.model_type, cfg, model->plan.tree);
+  const auto program = torchrt::make_program(model->plan.model_type, model->plan.model, model->plan.tree);
   torchrt::Executor exec(*model, *program);
   CHECK(bitwise_equal(exec.forward(ids), expected));
 }

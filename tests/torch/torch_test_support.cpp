@@ -30,8 +30,7 @@ Loaded load(const std::string& checkpoint, const std::string& device_map, const 
   torchrt::LoadOptions opt;
   opt.offload_folder = offload_folder;
   out.model = torchrt::load_model(torchrt::make_load_plan(req, torchrt::device_inventory()), opt);
-  const Config& cfg = out.model->plan.model.config;
-  out.program = torchrt::make_program(out.model->plan.model_type, cfg, out.model->plan.tree);
+  out.program = torchrt::make_program(out.model->plan.model_type, out.model->plan.model, out.model->plan.tree);
   return out;
 }
 

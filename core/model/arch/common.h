@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "memfit/error.h"
+#include "memfit/model/arch.h"
 #include "memfit/model/config.h"
 #include "memfit/model/nn_layers.h"
 #include "memfit/model/tree_builder.h"

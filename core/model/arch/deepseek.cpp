@@ -139,9 +139,11 @@ TensorTree build(const BuildRequest& r) {
     attention = mla;
   }
 
-  const auto mlp = [&d, &moe, prefix](TreeBuilder& b, std::int64_t layer) {
-    const bool sparse = moe.present && layer >= moe.first_dense && layer % moe.freq == 0;
-    if (!sparse) {
+  auto is_sparse = [&moe](std::int64_t layer) {
+    return moe.present && layer >= moe.first_dense && layer % moe.freq == 0;
+  };
+  const auto mlp = [&d, &moe, &is_sparse, prefix](TreeBuilder& b, std::int64_t layer) {
+    if (!is_sparse(layer)) {
       gated_mlp(b, "mlp", prefix + "MLP", d.hidden, d.inter, false, d.act);
       return;
     }
@@ -160,7 +162,30 @@ TensorTree build(const BuildRequest& r) {
       gated_mlp(b, "shared_experts", prefix + "MLP", d.hidden, moe.inter * moe.shared, false,
                 d.act);
   };
-  return build_decoder(c, class_name, s, d, mlp, attention);
+  TensorTree tree = build_decoder(r, class_name, s, d, mlp, attention);
+  if (r.dims && *r.dims) {
+    ModelDims& dims = **r.dims;
+    // The activation formulas' head width stays transformers' hidden ÷ heads (MLA's own K and V
+    // widths are per layer, below).
+    dims.head_dim = c.dim_or({"head_dim"}, d.hidden / d.heads);
+    if (v != Version::kV1) {
+      const MlaDims ranks{q_lora, kv_lora, rope, nope, v_head};
+      for (LayerDims& l : dims.per_layer) {
+        l.attention = AttentionKind::kMla;
+        l.mla = ranks;
+        l.k_head_dim = nope + rope;
+        l.v_head_dim = v_head;
+        l.rope.rotary_dims = rope;
+      }
+    }
+    if (moe.present) {
+      std::vector<bool> sparse(static_cast<std::size_t>(d.layers));
+      for (std::int64_t i = 0; i < d.layers; ++i) sparse[static_cast<std::size_t>(i)] = is_sparse(i);
+      const std::int64_t active = c.count_or({"num_experts_per_tok"}, v == Version::kV3 ? 8 : 0);
+      set_moe(dims, {moe.routed, active, moe.shared, moe.inter, moe.shared * moe.inter}, true, sparse);
+    }
+  }
+  return tree;
 }
 
 }  // namespace

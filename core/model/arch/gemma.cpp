@@ -23,7 +23,7 @@ TensorTree build(const BuildRequest& r) {
   s.norm_class = "GemmaRMSNorm";
   s.rope = LegacyRope::kNone;
   s.rope_class = "GemmaRotaryEmbedding";
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+  return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     gated_mlp(b, "mlp", "GemmaMLP", d.hidden, d.inter, false, d.act);
   });
 }

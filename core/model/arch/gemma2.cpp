@@ -38,7 +38,7 @@ TensorTree build(const BuildRequest& r, bool gemma3) {
     s.base_class = "Gemma3TextModel";
     s.local_rotary = true;
   }
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+  return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     gated_mlp(b, "mlp", s.prefix + "MLP", d.hidden, d.inter, false, d.act);
   });
 }

@@ -3,29 +3,31 @@
 // and resid_dropout after c_proj, the MLP's act and dropout after its c_proj.
 #include "common.h"
 #include "families.h"
+#include "llama_like.h"
 
 namespace memfit::arch {
 namespace {
 
-struct Gpt2Dims {
-  std::int64_t vocab, positions, hidden, layers, heads, inner;
-  bool cross_attention;
-  bool tie;
-  std::string act;
+// The decoder's shared dims (n_inner in `inter`), plus GPT-2's cross-attention flag.
+struct Gpt2Dims : DecoderDims {
+  bool cross_attention = false;
 };
 
 Gpt2Dims read_dims(const Config& c) {
-  Gpt2Dims d{};
+  Gpt2Dims d;
   d.vocab = c.dim_or({"vocab_size"}, 50257);
   d.positions = c.dim_or({"n_positions", "max_position_embeddings"}, 1024);
   d.hidden = c.dim_or({"n_embd", "hidden_size"}, 768);
   d.layers = c.repeats_or({"n_layer", "num_hidden_layers"}, 12);
   d.heads = c.dim_or({"n_head", "num_attention_heads"}, 12);
-  d.inner = c.dim_or({"n_inner"}, 4 * d.hidden);
+  d.inter = c.dim_or({"n_inner"}, 4 * d.hidden);
   d.cross_attention = c.flag_or({"add_cross_attention"}, false);
   d.tie = c.flag_or({"tie_word_embeddings"}, true);
   d.act = c.string_or({"activation_function"}, "gelu_new");
+  d.norm_eps = read_norm_eps(c, {"layer_norm_epsilon"}, 1e-5);
   require_divisible(c, d.hidden, "n_embd", d.heads, "n_head");
+  d.kv_heads = d.heads;
+  d.head_dim = d.hidden / d.heads;
   return d;
 }
 
@@ -61,8 +63,8 @@ void model(TreeBuilder& b, const Gpt2Dims& d) {
         nn::layer_norm(b, "ln_cross_attn", d.hidden);
       }
       auto mlp = b.module("mlp", "GPT2MLP");
-      nn::conv1d_gpt(b, "c_fc", d.hidden, d.inner);
-      nn::conv1d_gpt(b, "c_proj", d.inner, d.hidden);
+      nn::conv1d_gpt(b, "c_fc", d.hidden, d.inter);
+      nn::conv1d_gpt(b, "c_proj", d.inter, d.hidden);
       nn::activation(b, "act", d.act);
       nn::dropout(b, "dropout");
     }
@@ -70,8 +72,7 @@ void model(TreeBuilder& b, const Gpt2Dims& d) {
   nn::layer_norm(b, "ln_f", d.hidden);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const Gpt2Dims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const Gpt2Dims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"GPT2Block"});
   if (is_class(r, "GPT2Model")) {
@@ -91,6 +92,14 @@ TensorTree build(const BuildRequest& r) {
     }
   }
   return b.finish();
+}
+
+TensorTree build(const BuildRequest& r) {
+  const Gpt2Dims d = read_dims(r.config);
+  TensorTree t = tree(r, d);
+  // Every layer attends fully; positions are learned (no RoPE).
+  if (r.dims) *r.dims = decoder_model_dims(r.config, d, RopeDims{});
+  return t;
 }
 
 }  // namespace

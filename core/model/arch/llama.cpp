@@ -23,7 +23,7 @@ TensorTree build(const BuildRequest& r) {
   s.norm_class = "LlamaRMSNorm";
   s.rope = LegacyRope::kUnderscore;
   s.rope_class = llama_rope_class(c, "Llama");
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+  return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     gated_mlp(b, "mlp", "LlamaMLP", d.hidden, d.inter, mlp_bias, d.act);
   });
 }

@@ -1,5 +1,7 @@
 #include "llama_like.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace memfit::arch {
@@ -29,6 +31,7 @@ DecoderDims read_decoder_dims(const Config& c, const DecoderDefaults& def) {
   d.positions = c.dim_or({"max_position_embeddings"}, def.positions);
   d.tie = c.flag_or({"tie_word_embeddings"}, def.tie);
   d.act = c.string_or({"hidden_act"}, "silu");
+  d.norm_eps = read_norm_eps(c, {"rms_norm_eps"}, 1e-6);
   d.rope_dim = d.head_dim;
   // Current transformers: dim = int(head_dim * partial_rotary_factor).
   const double factor = c.number_or({"partial_rotary_factor"}, 1.0);
@@ -146,8 +149,38 @@ void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, co
 
 }  // namespace
 
-TensorTree build_decoder(const Config& c, std::string_view class_name, const LlamaLikeSpec& s,
-                         const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention) {
+std::vector<bool> qwen_moe_layers(const Config& c, std::int64_t layers, std::int64_t experts) {
+  const std::int64_t sparse_step = c.dim_or({"decoder_sparse_step"}, 1);
+  const std::vector<std::int64_t> mlp_only =
+      c.int_list({"mlp_only_layers"}).value_or(std::vector<std::int64_t>{});
+  std::vector<bool> sparse(static_cast<std::size_t>(layers));
+  for (std::int64_t i = 0; i < layers; ++i)
+    sparse[static_cast<std::size_t>(i)] = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() &&
+                                         experts > 0 && (i + 1) % sparse_step == 0;
+  return sparse;
+}
+
+ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope) {
+  ModelDims m;
+  m.hidden = d.hidden;
+  m.vocab = d.vocab;
+  m.layers = d.layers;
+  m.max_positions = d.positions;
+  m.tied_embeddings = d.tie;
+  m.norm_eps = d.norm_eps;
+  m.heads = d.heads;
+  m.kv_heads = d.kv_heads;
+  m.head_dim = d.head_dim;
+  m.intermediate = d.inter;
+  set_uniform_layers(m, rope);
+  apply_window_rules(m, c);
+  return m;
+}
+
+namespace {
+
+TensorTree decoder_tree(const Config& c, std::string_view class_name, const LlamaLikeSpec& s,
+                        const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention) {
   TreeBuilder b{std::string(class_name)};
   b.set_no_split({s.prefix + "DecoderLayer"});
   const std::string base = s.base_class.empty() ? s.prefix + "Model" : s.base_class;
@@ -172,6 +205,15 @@ TensorTree build_decoder(const Config& c, std::string_view class_name, const Lla
                             class_name));
   }
   return b.finish();
+}
+
+}  // namespace
+
+TensorTree build_decoder(const BuildRequest& r, std::string_view class_name, const LlamaLikeSpec& s,
+                         const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention) {
+  TensorTree tree = decoder_tree(r.config, class_name, s, d, mlp, attention);
+  if (r.dims) *r.dims = decoder_model_dims(r.config, d, read_rope(r.config, 10000.0, d.current_rope_dim));
+  return tree;
 }
 
 }  // namespace memfit::arch

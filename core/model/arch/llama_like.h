@@ -51,6 +51,7 @@ struct DecoderDims {
   bool q_bias = false, k_bias = false, v_bias = false, o_bias = false;
   bool tie = false;
   std::string act = "silu";  // hidden_act: the MLP's act_fn module
+  double norm_eps = 1e-6;    // rms_norm_eps (no tensor depends on it; the LibTorch programs do)
 };
 
 // Defaults of a configuration class (transformers 4.40) for the keys every decoder config has.
@@ -115,10 +116,19 @@ void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims
 void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
                std::int64_t inter, bool bias = false, std::string_view act = "silu");
 
+// Qwen2-MoE / Qwen3-MoE: which of `layers` layers hold the sparse MoE block — not listed in
+// mlp_only_layers, every decoder_sparse_step-th, and only when there are experts.
+std::vector<bool> qwen_moe_layers(const Config& c, std::int64_t layers, std::int64_t experts);
+
+// The model's dims from the same DecoderDims: every layer full attention with d's heads and
+// `rope`, then the config's window rules (model_dims.h). MoE and MLA families add theirs to the
+// result. (GPT-2 shares it: its layers have the same shape, without RoPE.)
+ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope);
+
 // Builds `class_name`: <P>Model, <P>ForCausalLM, <P>ForSequenceClassification or
 // <P>ForTokenClassification. `mlp` adds each layer's MLP block; `attention`, when set, replaces
-// decoder_attention (DeepSeek's MLA).
-TensorTree build_decoder(const Config& c, std::string_view class_name, const LlamaLikeSpec& s,
+// decoder_attention (DeepSeek's MLA). Fills r.dims (when asked) with decoder_model_dims().
+TensorTree build_decoder(const BuildRequest& r, std::string_view class_name, const LlamaLikeSpec& s,
                          const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention = {});
 
 }  // namespace memfit::arch

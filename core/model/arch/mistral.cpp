@@ -19,7 +19,7 @@ TensorTree build(const BuildRequest& r) {
   s.norm_class = "MistralRMSNorm";
   s.rope = LegacyRope::kPlain;
   s.rope_class = "MistralRotaryEmbedding";
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+  return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     gated_mlp(b, "mlp", "MistralMLP", d.hidden, d.inter, false, d.act);
   });
 }

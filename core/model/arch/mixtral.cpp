@@ -24,7 +24,7 @@ TensorTree build(const BuildRequest& r) {
   s.norm_class = "MixtralRMSNorm";
   s.rope = LegacyRope::kPlain;
   s.rope_class = "MixtralRotaryEmbedding";
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+  TensorTree tree = build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     auto moe = b.module("block_sparse_moe", "MixtralSparseMoeBlock");
     nn::linear(b, "gate", d.hidden, experts, false);
     auto list = b.module("experts", "ModuleList");
@@ -36,6 +36,10 @@ TensorTree build(const BuildRequest& r) {
       nn::activation(b, "act_fn", d.act);
     }
   });
+  // Every layer's experts are as wide as the dense MLP would be.
+  if (r.dims && *r.dims)
+    set_moe(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 2), 0, d.inter, 0}, false);
+  return tree;
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ TensorTree build(const BuildRequest& r) {
   s.norm_class = "OlmoLayerNorm";
   s.rope = LegacyRope::kUnderscore;
   s.rope_class = llama_rope_class(c, "Olmo");
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+  return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     gated_mlp(b, "mlp", "OlmoMLP", d.hidden, d.inter, false, d.act);
   });
 }

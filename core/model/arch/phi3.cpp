@@ -36,7 +36,7 @@ TensorTree build(const BuildRequest& r) {
   s.token_head = "classifier";
   s.embed_dropout = "embed_dropout";
   s.layer_dropouts = {"resid_attn_dropout", "resid_mlp_dropout"};
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+  return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     auto mlp = b.module("mlp", "Phi3MLP");
     nn::linear(b, "gate_up_proj", d.hidden, 2 * d.inter, false);
     nn::linear(b, "down_proj", d.inter, d.hidden, false);

@@ -9,7 +9,6 @@
 // Attention as Qwen2 (q/k/v bias); rotary copied from Mistral (cos_cached/sin_cached in 4.40).
 // Modules without tensors, per 4.40's modeling_qwen2_moe.py (v4.40.0): only every Qwen2MoeMLP's
 // act_fn (hidden_act, added by gated_mlp); attention_dropout is a float, not a module.
-#include <algorithm>
 #include <vector>
 
 #include "families.h"
@@ -26,18 +25,14 @@ TensorTree build(const BuildRequest& r) {
   const std::int64_t experts = c.repeats_or({"num_experts"}, 60);
   const std::int64_t moe_inter = c.dim_or({"moe_intermediate_size"}, 1408);
   const std::int64_t shared_inter = c.dim_or({"shared_expert_intermediate_size"}, 5632);
-  const std::int64_t sparse_step = c.dim_or({"decoder_sparse_step"}, 1);
-  const std::vector<std::int64_t> mlp_only =
-      c.int_list({"mlp_only_layers"}).value_or(std::vector<std::int64_t>{});
+  const std::vector<bool> sparse = qwen_moe_layers(c, d.layers, experts);
   LlamaLikeSpec s;
   s.prefix = "Qwen2Moe";
   s.norm_class = "Qwen2MoeRMSNorm";
   s.rope = LegacyRope::kPlain;
   s.rope_class = "Qwen2MoeRotaryEmbedding";
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t layer) {
-    const bool sparse = std::find(mlp_only.begin(), mlp_only.end(), layer) == mlp_only.end() &&
-                        experts > 0 && (layer + 1) % sparse_step == 0;
-    if (!sparse) {
+  TensorTree tree = build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t layer) {
+    if (!sparse[static_cast<std::size_t>(layer)]) {
       gated_mlp(b, "mlp", "Qwen2MoeMLP", d.hidden, d.inter, false, d.act);
       return;
     }
@@ -51,6 +46,9 @@ TensorTree build(const BuildRequest& r) {
     gated_mlp(b, "shared_expert", "Qwen2MoeMLP", d.hidden, shared_inter, false, d.act);
     nn::linear(b, "shared_expert_gate", d.hidden, 1, false);
   });
+  if (r.dims && *r.dims)
+    set_moe(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 4), 1, moe_inter, shared_inter}, true, sparse);
+  return tree;
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 // experts.N = Qwen3MoeMLP(moe_intermediate_size), no shared expert. Checkpoints store each expert
 // apart (experts.N.gate_proj/up_proj/down_proj); current transformers fuses them at load time
 // into one tensor per projection, the same bytes, so the tree keeps the stored names.
-#include <algorithm>
 #include <vector>
 
 #include "families.h"
@@ -25,19 +24,15 @@ TensorTree build(const BuildRequest& r) {
   d.q_bias = d.k_bias = d.v_bias = d.o_bias = c.flag_or({"attention_bias"}, false);
   const std::int64_t experts = c.repeats_or({"num_experts"}, 128);
   const std::int64_t moe_inter = c.dim_or({"moe_intermediate_size"}, 768);
-  const std::int64_t sparse_step = c.dim_or({"decoder_sparse_step"}, 1);
-  const std::vector<std::int64_t> mlp_only =
-      c.int_list({"mlp_only_layers"}).value_or(std::vector<std::int64_t>{});
+  const std::vector<bool> sparse = qwen_moe_layers(c, d.layers, experts);
   LlamaLikeSpec s;
   s.prefix = "Qwen3Moe";
   s.norm_class = "Qwen3MoeRMSNorm";
   s.rope = LegacyRope::kNone;
   s.rope_class = "";
   s.qk_norm = true;
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t layer) {
-    const bool sparse = std::find(mlp_only.begin(), mlp_only.end(), layer) == mlp_only.end() &&
-                        experts > 0 && (layer + 1) % sparse_step == 0;
-    if (!sparse) {
+  TensorTree tree = build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t layer) {
+    if (!sparse[static_cast<std::size_t>(layer)]) {
       gated_mlp(b, "mlp", "Qwen3MoeMLP", d.hidden, d.inter, false, d.act);
       return;
     }
@@ -47,6 +42,9 @@ TensorTree build(const BuildRequest& r) {
     for (std::int64_t e = 0; e < experts; ++e)
       gated_mlp(b, std::to_string(e), "Qwen3MoeMLP", d.hidden, moe_inter, false, d.act);
   });
+  if (r.dims && *r.dims)
+    set_moe(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 8), 0, moe_inter, 0}, true, sparse);
+  return tree;
 }
 
 }  // namespace

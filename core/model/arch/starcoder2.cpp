@@ -27,7 +27,7 @@ TensorTree build(const BuildRequest& r) {
   s.norm_class = "LayerNorm";
   s.rope = LegacyRope::kPlain;
   s.rope_class = "Starcoder2RotaryEmbedding";
-  return build_decoder(c, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+  return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     auto mlp = b.module("mlp", "Starcoder2MLP");
     nn::linear(b, "c_fc", d.hidden, d.inter, bias);
     nn::linear(b, "c_proj", d.inter, d.hidden, bias);

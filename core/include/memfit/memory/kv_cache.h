@@ -1,9 +1,10 @@
-// memfit/memory/kv_cache.h — the KV cache of a generative model, layer by layer, from its config,
-// as each inference engine allocates it.
+// memfit/memory/kv_cache.h — the KV cache of a generative model, layer by layer, from its
+// dimensions, as each inference engine allocates it.
 //
 // The layout (which layers attend fully, which through a sliding window, how many key/value
-// heads and of what width, MLA's compressed cache, encoder-decoder cross-attention) comes from
-// config keys alone, in transformers' own order of precedence (docs/memory-model.md):
+// heads and of what width, MLA's compressed cache, encoder-decoder cross-attention) is the
+// model's per-layer dims (memfit/model/model_dims.h), read with its tree; which layers slide
+// follows transformers' own order of precedence there (docs/memory-model.md):
 //   layer_types → sliding_window_pattern (or cache_implementation "hybrid", pattern 2) →
 //   use_sliding_window: false → use_sliding_window + max_window_layers → sliding_window (all).
 // The engine then decides how many tokens a layer holds (transformers caps windowed layers at
@@ -20,6 +21,8 @@
 
 #include "memfit/memory/options.h"
 #include "memfit/model/config.h"
+#include "memfit/model/model.h"
+#include "memfit/model/model_dims.h"
 
 namespace memfit {
 
@@ -48,8 +51,11 @@ struct AttentionLayout {
   int full_layers() const { return static_cast<int>(layers.size()) - sliding_layers(); }
 };
 
-// Throws Error(kMissingKey / kInvalidValue) naming the key.
-AttentionLayout attention_layout(const Config& config);
+// The KV cache's view of the model's per-layer dims. Throws the error the per-layer attention
+// was read with (Error(kMissingKey / kInvalidValue) naming the key).
+AttentionLayout attention_layout(const ModelDims& dims);
+// The model's dims; Error(kInvalidArgument) when it has none (not a transformers config).
+AttentionLayout attention_layout(const Model& model);
 
 struct KvOptions {
   Engine engine = kRunDefaults.engine;

@@ -3,15 +3,18 @@
 // One Family per file under core/model/arch/, listed once in core/model/arch/registry.cpp. A family
 // knows the model_types (or timm architecture names) it handles, the classes it can build — the
 // first is the base class AutoModel builds — and how to build the tensor tree of a class from a
-// config. Nothing outside core/model/arch/ switches on model_type.
+// config (and, where the family reads them, the model's dimensions with it). Nothing outside
+// core/model/arch/ switches on model_type.
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "memfit/model/config.h"
+#include "memfit/model/model_dims.h"
 #include "memfit/model/tensor_tree.h"
 
 namespace memfit {
@@ -26,6 +29,9 @@ struct BuildRequest {
   const Config& config;
   std::string_view class_name;  // one of Family::classes
   std::string_view model_name;  // the Hub id or path; timm families read the variant from it
+  // Where a family that reads its dimensions puts them, from the same reads that build the tree
+  // (model_dims.h). Left empty, the generic reader fills them. Null: only the tree is wanted.
+  std::optional<ModelDims>* dims = nullptr;
 };
 
 // Each family is one static Family, brace-initialized in its file with constants only, so it

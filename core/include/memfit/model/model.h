@@ -1,9 +1,10 @@
 // memfit/model/model.h — one model, described once.
 //
 // build_model() reads config.json (and, on memfit's exact path, the checkpoint's headers) once,
-// into one value: the parsed Config, the library, model_type and class, and the tensor tree.
-// Everything after it — estimate, will-it-run, the planner, the JSON API, the loader — takes the
-// Model and never parses the config again.
+// into one value: the parsed Config, the library, model_type and class, the tensor tree, the
+// model's dimensions (per layer: attention kind, heads, RoPE, MoE) and its quantization.
+// Everything after it — estimate, will-it-run, the planner, the JSON API, the loader, the
+// LibTorch programs — takes the Model and never reads the config's architecture keys again.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include "memfit/model/checkpoint_tree.h"
 #include "memfit/model/config.h"
 #include "memfit/model/estimate_request.h"
+#include "memfit/model/model_dims.h"
+#include "memfit/model/quant_config.h"
 #include "memfit/model/tensor_tree.h"
 
 namespace memfit {
@@ -31,6 +34,12 @@ struct Model {
   bool from_checkpoint = false;
   std::optional<TreeComparison> comparison;  // config vs checkpoint, when both are known
   std::uint64_t parameters = 0;  // unique parameters as the report counts them
+  // The dimensions, filled by the family from the reads that built its tree (the generic reader
+  // for families that do not, and on the exact path when the config's family could not build).
+  // Known for transformers configs only; an error when the config lacks a key they need.
+  Deferred<ModelDims> dims;
+  // config.json's quantization_config (none: no value); an unknown quant_method is an error.
+  Deferred<QuantScheme> quantization;
   std::vector<std::string> notes;
 
   const std::string& class_name() const { return tree.class_name(); }
