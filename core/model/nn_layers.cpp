@@ -2,60 +2,60 @@
 
 namespace memfit::nn {
 
-void linear(TreeBuilder& b, NameArg name, std::int64_t in, std::int64_t out, bool bias,
-            NameArg cls) {
+void linear(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t out, bool bias,
+            std::string_view cls) {
   auto s = b.module(name, cls);
   b.param("weight", {out, in});
   if (bias) b.param("bias", {out});
 }
 
-void embedding(TreeBuilder& b, NameArg name, std::int64_t num, std::int64_t dim,
-               NameArg cls) {
+void embedding(TreeBuilder& b, std::string_view name, std::int64_t num, std::int64_t dim,
+               std::string_view cls) {
   auto s = b.module(name, cls);
   b.param("weight", {num, dim});
 }
 
-void tied_linear(TreeBuilder& b, NameArg name, const std::string& target_weight,
-                 NameArg cls) {
+void tied_linear(TreeBuilder& b, std::string_view name, const std::string& target_weight,
+                 std::string_view cls) {
   auto s = b.module(name, cls);
   b.tied_param("weight", target_weight);
 }
 
-void layer_norm(TreeBuilder& b, NameArg name, std::int64_t dim, bool bias,
-                NameArg cls) {
+void layer_norm(TreeBuilder& b, std::string_view name, std::int64_t dim, bool bias,
+                std::string_view cls) {
   auto s = b.module(name, cls);
   b.param("weight", {dim});
   if (bias) b.param("bias", {dim});
 }
 
-void rms_norm(TreeBuilder& b, NameArg name, std::int64_t dim, NameArg cls) {
+void rms_norm(TreeBuilder& b, std::string_view name, std::int64_t dim, std::string_view cls) {
   auto s = b.module(name, cls);
   b.param("weight", {dim});
 }
 
-void conv1d_gpt(TreeBuilder& b, NameArg name, std::int64_t nx, std::int64_t nf) {
+void conv1d_gpt(TreeBuilder& b, std::string_view name, std::int64_t nx, std::int64_t nf) {
   auto s = b.module(name, "Conv1D");
   b.param("weight", {nx, nf});
   b.param("bias", {nf});
 }
 
-void conv1d(TreeBuilder& b, NameArg name, std::int64_t in, std::int64_t out,
+void conv1d(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t out,
             std::int64_t kernel, bool bias, std::int64_t groups) {
   auto s = b.module(name, "Conv1d");
   b.param("weight", {out, in / groups, kernel});
   if (bias) b.param("bias", {out});
 }
 
-void conv2d(TreeBuilder& b, NameArg name, std::int64_t in, std::int64_t out,
+void conv2d(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t out,
             std::int64_t kh, std::int64_t kw, bool bias, std::int64_t groups,
-            NameArg cls) {
+            std::string_view cls) {
   auto s = b.module(name, cls);
   b.param("weight", {out, in / groups, kh, kw});
   if (bias) b.param("bias", {out});
 }
 
-void batch_norm2d(TreeBuilder& b, NameArg name, std::int64_t channels,
-                  NameArg cls) {
+void batch_norm2d(TreeBuilder& b, std::string_view name, std::int64_t channels,
+                  std::string_view cls) {
   auto s = b.module(name, cls);
   b.param("weight", {channels});
   b.param("bias", {channels});
@@ -68,7 +68,7 @@ void batch_norm2d(TreeBuilder& b, NameArg name, std::int64_t channels,
 
 namespace memfit::nn {
 
-void dropout(TreeBuilder& b, NameArg name, BufferEra era) { b.stateless(name, "Dropout", era); }
+void dropout(TreeBuilder& b, std::string_view name, BufferEra era) { b.stateless(name, "Dropout", era); }
 
 std::string_view activation_class(std::string_view act) {
   // transformers' activations.py ACT2CLS (the same table in 4.40 and today).
@@ -89,7 +89,7 @@ std::string_view activation_class(std::string_view act) {
   return act;
 }
 
-void activation(TreeBuilder& b, NameArg name, NameArg act, BufferEra era) {
+void activation(TreeBuilder& b, std::string_view name, std::string_view act, BufferEra era) {
   b.stateless(name, activation_class(act), era);
 }
 

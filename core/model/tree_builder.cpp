@@ -24,11 +24,11 @@ std::string TreeBuilder::path(std::string_view leaf) const {
   return out;
 }
 
-TreeBuilder::Scope TreeBuilder::module(NameArg name, NameArg class_name) {
+TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view class_name) {
   const int parent = stack_.back();
   ModuleNode node;
   node.name = path(name);
-  node.class_name = std::string(class_name.view());
+  node.class_name = std::string(class_name);
   node.parent = parent;
   const int index = static_cast<int>(tree_.modules.size());
   tree_.modules.push_back(std::move(node));
@@ -37,7 +37,7 @@ TreeBuilder::Scope TreeBuilder::module(NameArg name, NameArg class_name) {
   return Scope(this);
 }
 
-void TreeBuilder::stateless(NameArg name, NameArg class_name, BufferEra era) {
+void TreeBuilder::stateless(std::string_view name, std::string_view class_name, BufferEra era) {
   auto s = module(name, class_name);
   tree_.modules.back().era = era;
 }
@@ -46,8 +46,7 @@ void TreeBuilder::pop() {
   if (stack_.size() > 1) stack_.pop_back();
 }
 
-int TreeBuilder::add_tensor(std::string_view name, const std::int64_t* dims, std::size_t rank,
-                            DType dtype, TensorKind kind) {
+int TreeBuilder::add_tensor(std::string_view name, Shape shape, DType dtype, TensorKind kind) {
   if (tree_.tensors.size() >= kMaxTreeTensors)
     throw Error(ErrorCode::kInvalidValue,
                 fmt::format("the model would have more than {} tensors; the config's sizes are "
@@ -55,8 +54,7 @@ int TreeBuilder::add_tensor(std::string_view name, const std::int64_t* dims, std
   TensorInfo t;
   t.name = path(name);
   std::uint64_t numel = 1;
-  for (std::size_t i = 0; i < rank; ++i) {
-    const std::int64_t d = dims[i];
+  for (std::int64_t d : shape) {
     if (d < 0)
       throw Error(ErrorCode::kInvalidValue,
                   fmt::format("tensor '{}': negative dimension {} in shape", t.name, d));
@@ -68,7 +66,7 @@ int TreeBuilder::add_tensor(std::string_view name, const std::int64_t* dims, std
   if (numel > (UINT64_MAX >> 7))
     throw Error(ErrorCode::kOverflow,
                 fmt::format("tensor '{}': {} elements is too large to size", t.name, numel));
-  t.shape.assign(dims, dims + rank);
+  t.shape = std::move(shape);
   t.numel = numel;
   t.dtype = dtype;
   t.kind = kind;
@@ -80,15 +78,11 @@ int TreeBuilder::add_tensor(std::string_view name, const std::int64_t* dims, std
   return index;
 }
 
-void TreeBuilder::param(NameArg name, Dims shape, DType dtype) {
-  add_tensor(name, shape.begin(), shape.size(), dtype, TensorKind::kParameter);
+void TreeBuilder::param(std::string_view name, Shape shape, DType dtype) {
+  add_tensor(name, std::move(shape), dtype, TensorKind::kParameter);
 }
 
-void TreeBuilder::param(NameArg name, const Shape& shape, DType dtype) {
-  add_tensor(name, shape.data(), shape.size(), dtype, TensorKind::kParameter);
-}
-
-void TreeBuilder::tied_param(NameArg name, const std::string& target_full_name) {
+void TreeBuilder::tied_param(std::string_view name, const std::string& target_full_name) {
   // Ties are few (an embedding and its head), so a scan from the newest tensor is enough.
   int target = -1;
   for (std::size_t i = tree_.tensors.size(); i-- > 0;)
@@ -102,13 +96,13 @@ void TreeBuilder::tied_param(NameArg name, const std::string& target_full_name) 
                             target_full_name));
   while (tree_.tensors[target].tied_to >= 0) target = tree_.tensors[target].tied_to;
   const TensorInfo copy = tree_.tensors[target];
-  const int index =
-      add_tensor(name, copy.shape.data(), copy.shape.size(), copy.dtype, TensorKind::kParameter);
+  const int index = add_tensor(name, copy.shape, copy.dtype, TensorKind::kParameter);
   tree_.tensors[index].tied_to = target;
 }
 
-void TreeBuilder::buffer(NameArg name, Dims shape, DType dtype, bool persistent, BufferEra era) {
-  const int index = add_tensor(name, shape.begin(), shape.size(), dtype, TensorKind::kBuffer);
+void TreeBuilder::buffer(std::string_view name, Shape shape, DType dtype, bool persistent,
+                         BufferEra era) {
+  const int index = add_tensor(name, std::move(shape), dtype, TensorKind::kBuffer);
   tree_.tensors[index].persistent = persistent;
   tree_.tensors[index].era = era;
 }

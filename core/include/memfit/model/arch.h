@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "memfit/model/config.h"
-#include "memfit/model/name_arg.h"
 #include "memfit/model/tensor_tree.h"
 
 namespace memfit {
@@ -54,6 +53,6 @@ std::string supported_keys(std::string_view library);
 // Helpers for family files.
 const ModelClass* find_class(const Family& f, std::string_view class_name);
 // True when the request asks for this class (or one of several).
-inline bool is_class(const BuildRequest& r, NameArg name) { return r.class_name == name.view(); }
+inline bool is_class(const BuildRequest& r, std::string_view name) { return r.class_name == name; }
 
 }  // namespace memfit

@@ -5,13 +5,10 @@
 // validated and numel is computed with overflow checks as tensors are added.
 #pragma once
 
-#include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "memfit/model/name_arg.h"
 #include "memfit/model/tensor_tree.h"
 
 namespace memfit {
@@ -37,22 +34,20 @@ class TreeBuilder {
    private:
     TreeBuilder* b_;
   };
-  [[nodiscard]] Scope module(NameArg name, NameArg class_name);
+  [[nodiscard]] Scope module(std::string_view name, std::string_view class_name);
   // A child module that holds no tensors (nn.Dropout, an activation, nn.Identity): accelerate's
   // device maps place such modules like any other child, so they are part of the tree, in
   // registration order. `era`: when only one transformers era registers it.
-  void stateless(NameArg name, NameArg class_name, BufferEra era = BufferEra::kAlways);
+  void stateless(std::string_view name, std::string_view class_name,
+                 BufferEra era = BufferEra::kAlways);
 
   // A parameter of the current module. Tensors are float32 unless said otherwise: that is how
-  // accelerate builds the empty model (torch_dtype=float32). A braced shape ({out, in}) is an
-  // initializer_list, so a call site builds no vector of its own (nor destroys one).
-  using Dims = std::initializer_list<std::int64_t>;
-  void param(NameArg name, Dims shape, DType dtype = DType::kF32);
-  void param(NameArg name, const Shape& shape, DType dtype = DType::kF32);
+  // accelerate builds the empty model (torch_dtype=float32).
+  void param(std::string_view name, Shape shape, DType dtype = DType::kF32);
   // A parameter that is the same object as an already added tensor (tied weights): it appears
   // in the tree under its own name but is counted once, under the first name.
-  void tied_param(NameArg name, const std::string& target_full_name);
-  void buffer(NameArg name, Dims shape, DType dtype, bool persistent,
+  void tied_param(std::string_view name, const std::string& target_full_name);
+  void buffer(std::string_view name, Shape shape, DType dtype, bool persistent,
               BufferEra era = BufferEra::kAlways);
 
   // Full dotted name of the current module, or of `leaf` inside it.
@@ -62,8 +57,7 @@ class TreeBuilder {
 
  private:
   void pop();
-  int add_tensor(std::string_view name, const std::int64_t* dims, std::size_t rank, DType dtype,
-                 TensorKind kind);
+  int add_tensor(std::string_view name, Shape shape, DType dtype, TensorKind kind);
 
   // Names are checked for uniqueness once, in finish(), with the tree's sorted name index: a
   // hash map of every name while building cost more than building the tree itself.
