@@ -136,6 +136,76 @@ void memfit_rows(const TensorTree& tree, const std::vector<int>& order,
   }
 }
 
+// The report of `model` whose tree, narrowed to this mode's era when it came from the config, is
+// `tree` (model.tree itself is not read: the caller may have moved it into `tree`).
+Report report_for(const Model& model, const TensorTree& tree) {
+  const EstimateRequest& req = model.request;
+  const std::vector<std::string> dtypes = checked_dtypes(req);
+  const bool compat = req.mode == Mode::kAccelerate;
+  Report report;
+  report.name = req.name;
+  report.library = model.library;
+  report.model_type = model.model_type;
+  report.model_class = tree.class_name();
+  report.mode = req.mode;
+  report.parameters = model.parameters;
+  report.notes = model.notes;
+  report.comparison = model.comparison;
+  const std::vector<int> order = tree.named_module_tensors();  // shared by every sizing
+  if (model.from_checkpoint) {
+    report.source = "checkpoint";
+    report.checkpoint_format = req.checkpoint_format;
+    SizeOptions stored;
+    stored.bool_as_bit = false;
+    report.stored_bytes = bits_to_bytes(compute_module_sizes(tree, stored, order).total());
+  }
+
+  SizeOptions f32;
+  f32.include_legacy_buffers = compat;
+  f32.bool_as_bit = compat;
+  const ModuleSizes sizes = compute_module_sizes(tree, f32, order);
+  const LargestLayer largest =
+      largest_layer(tree, sizes, compat ? LayerRule::kAccelerate : LayerRule::kComplete);
+  report.largest_layer_names = largest.names;
+  report.module_sizes.reserve(sizes.order.size());
+  for (const TreeItem& item : sizes.order)
+    report.module_sizes.emplace_back(item.name(tree), bits_to_bytes(sizes.at(item)));
+  Bits buffer_bits = 0, legacy_bits = 0;
+  int legacy_count = 0;
+  for (const auto& t : tree.tensors) {
+    if (t.kind != TensorKind::kBuffer) continue;
+    if (counted(t, f32)) buffer_bits += tensor_bits(t, f32);
+    if (t.era == BufferEra::kLegacyOnly) {
+      ++legacy_count;
+      SizeOptions all = f32;
+      all.include_legacy_buffers = true;
+      legacy_bits += tensor_bits(t, all);
+    }
+  }
+  report.buffers_bytes = bits_to_bytes(buffer_bits);
+
+  if (compat) {
+    accelerate_rows(tree, dtypes, sizes, largest, report);
+  } else {
+    memfit_rows(tree, order, dtypes, static_cast<double>(report.parameters), report);
+    if (legacy_count > 0)
+      report.notes.push_back(fmt::format(
+          "{} buffers that only transformers 4.40 allocates (rotary caches, causal masks; {}) "
+          "are not counted; --compat accelerate counts them",
+          legacy_count, convert_bytes(bits_to_bytes(legacy_bits))));
+  }
+  return report;
+}
+
+// The config's tree as this mode's transformers allocates it; the checkpoint's tree as is.
+// `Tree` is `const TensorTree&` (the tree is copied to be narrowed) or `TensorTree&&` (it is
+// narrowed in place: the page's and the benchmark's estimate own their model).
+template <typename Tree>
+Report report_in_era(const Model& model, Tree&& tree) {
+  if (model.from_checkpoint) return report_for(model, tree);
+  return report_for(model, for_era(std::forward<Tree>(tree), model.request.mode == Mode::kAccelerate));
+}
+
 }  // namespace
 
 const std::vector<std::string>& estimate_dtypes(Mode mode) {
@@ -147,72 +217,13 @@ std::string mode_name(Mode m) { return m == Mode::kAccelerate ? "accelerate" : "
 Result<Report> estimate(const EstimateRequest& req) {
   Result<Model> model = build_model(req);
   if (!model) return model.error();
-  return estimate(*model);
+  // The model is ours: its tree is narrowed without a copy (a 50k-tensor copy per estimate).
+  Model& m = model.value();
+  return capture([&] { return report_in_era(m, std::move(m.tree)); });
 }
 
 Result<Report> estimate(const Model& model) {
-  return capture([&]() -> Report {
-    const EstimateRequest& req = model.request;
-    const std::vector<std::string> dtypes = checked_dtypes(req);
-    const bool compat = req.mode == Mode::kAccelerate;
-    // The config's tree as this mode's transformers allocates it; the checkpoint's tree as is.
-    std::optional<TensorTree> narrowed;
-    if (!model.from_checkpoint) narrowed = for_era(model.tree, compat);
-    const TensorTree& tree = narrowed ? *narrowed : model.tree;
-    Report report;
-    report.name = req.name;
-    report.library = model.library;
-    report.model_type = model.model_type;
-    report.model_class = tree.class_name();
-    report.mode = req.mode;
-    report.parameters = model.parameters;
-    report.notes = model.notes;
-    report.comparison = model.comparison;
-    const std::vector<int> order = tree.named_module_tensors();  // shared by every sizing
-    if (model.from_checkpoint) {
-      report.source = "checkpoint";
-      report.checkpoint_format = req.checkpoint_format;
-      SizeOptions stored;
-      stored.bool_as_bit = false;
-      report.stored_bytes = bits_to_bytes(compute_module_sizes(tree, stored, order).total());
-    }
-
-    SizeOptions f32;
-    f32.include_legacy_buffers = compat;
-    f32.bool_as_bit = compat;
-    const ModuleSizes sizes = compute_module_sizes(tree, f32, order);
-    const LargestLayer largest =
-        largest_layer(tree, sizes, compat ? LayerRule::kAccelerate : LayerRule::kComplete);
-    report.largest_layer_names = largest.names;
-    report.module_sizes.reserve(sizes.order.size());
-    for (const TreeItem& item : sizes.order)
-      report.module_sizes.emplace_back(item.name(tree), bits_to_bytes(sizes.at(item)));
-    Bits buffer_bits = 0, legacy_bits = 0;
-    int legacy_count = 0;
-    for (const auto& t : tree.tensors) {
-      if (t.kind != TensorKind::kBuffer) continue;
-      if (counted(t, f32)) buffer_bits += tensor_bits(t, f32);
-      if (t.era == BufferEra::kLegacyOnly) {
-        ++legacy_count;
-        SizeOptions all = f32;
-        all.include_legacy_buffers = true;
-        legacy_bits += tensor_bits(t, all);
-      }
-    }
-    report.buffers_bytes = bits_to_bytes(buffer_bits);
-
-    if (compat) {
-      accelerate_rows(tree, dtypes, sizes, largest, report);
-    } else {
-      memfit_rows(tree, order, dtypes, static_cast<double>(report.parameters), report);
-      if (legacy_count > 0)
-        report.notes.push_back(fmt::format(
-            "{} buffers that only transformers 4.40 allocates (rotary caches, causal masks; {}) "
-            "are not counted; --compat accelerate counts them",
-            legacy_count, convert_bytes(bits_to_bytes(legacy_bits))));
-    }
-    return report;
-  });
+  return capture([&] { return report_in_era(model, model.tree); });
 }
 
 std::string render_table(const Report& report) {
