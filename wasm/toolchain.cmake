@@ -37,13 +37,6 @@ add_library(fmt::fmt ALIAS memfit_fmt)
 # own (wasm/cmake/) defines the target over the symlinked headers.
 set(nlohmann_json_DIR ${CMAKE_CURRENT_LIST_DIR}/cmake CACHE PATH "nlohmann_json for the WASM build" FORCE)
 
-# Precompiled headers (wasm/CMakeLists.txt) need ccache's pch sloppiness, or ccache stops caching
-# every TU that uses them.
-if(MEMFIT_CCACHE)
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${CMAKE_COMMAND} -E env
-      "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime" ${MEMFIT_CCACHE})
-endif()
-
 # C++ exceptions as WebAssembly exceptions (core throws memfit::Error internally): without a
 # flag a throw reaches JS as a bare number. Everything, core included, is compiled with it.
 add_compile_options(-fwasm-exceptions)
