@@ -53,8 +53,9 @@ void print_memfit_details(const Report& r, const checkpoint::Checkpoint* checkpo
 }
 
 // The will-it-run options of the command line (0 / "": not given, RunOptions' default);
-// CliError(kExitUsage) for a bad value. Names are read by core's tables (memfit/memory/options.h).
-RunOptions parse_run_options(const EstimateArgs& a) {
+// CliError(kExitUsage) for a bad number; a bad name is core's Error naming the option, which
+// guarded() prints with the flag. Names are read by core's tables (memfit/memory/options.h).
+RunOptions run_options(const EstimateArgs& a) {
   RunOptions o;
   auto usage = [](const std::string& msg) { return CliError{kExitUsage, msg}; };
   if (a.context < 0 || a.batch < 0 || a.rank < 0 || a.gpus < 0 || a.encoder_length < 0)
@@ -91,12 +92,6 @@ RunOptions parse_run_options(const EstimateArgs& a) {
     o.train = t;
   }
   return o;
-}
-
-RunOptions run_options(const EstimateArgs& a) {
-  Result<RunOptions> o = capture([&] { return parse_run_options(a); });
-  if (!o) throw cli_error(o.error());
-  return std::move(o).value();
 }
 
 }  // namespace
