@@ -9,6 +9,6 @@ ensure_web_packages
 ensure_npm_packages
 
 cmake --preset wasm-release >/dev/null
-cmake --build --preset wasm-release -j "$(nproc 2>/dev/null || echo 2)" --target memfit_wasm >&2
+cmake --build --preset wasm-release -j "$(nproc 2>/dev/null || echo 2)" --target memfit_wasm_size >&2
 node web/tools/build.mjs --wasm build/wasm-release/wasm/dist --out build/web >&2
 MEMFIT_WEB_DIR=$(pwd)/build/web node tests/web/bench.mjs

@@ -21,7 +21,7 @@ if [ "${1:-}" = serve ]; then
   done
   ensure_web_packages
   cmake --preset wasm-release >/dev/null
-  cmake --build --preset wasm-release -j "$(nproc 2>/dev/null || echo 2)" --target memfit_wasm >&2
+  cmake --build --preset wasm-release -j "$(nproc 2>/dev/null || echo 2)" --target memfit_wasm_size >&2
   node web/tools/build.mjs --wasm build/wasm-release/wasm/dist --out build/web >&2
   exec node web/tools/serve.mjs --root build/web --port "$port"
 fi

@@ -50,15 +50,15 @@ FitReport solve_fit(const MemoryFunction& total, double vram_bytes, double usabl
   return r;
 }
 
-Roofline roofline(const GpuSpec& gpu, std::int64_t gpus, double weights_bytes, double kv_bytes,
-                  double active_parameters, std::int64_t context, std::int64_t batch,
+Roofline roofline(const GpuSpec& gpu, std::int64_t gpus, double weights_bytes, double decode_weights_bytes,
+                  double kv_bytes, double active_parameters, std::int64_t context, std::int64_t batch,
                   double attention_flops_per_token_squared) {
   const double n = static_cast<double>(std::max<std::int64_t>(1, gpus));
   const double bw = gpu.bandwidth_bytes_s * n, peak = gpu.bf16_flops * n;
   const double B = static_cast<double>(batch), C = static_cast<double>(context);
   Roofline r;
-  // Decode: one token per sequence; every weight and every cached K/V read once.
-  const double decode_time = std::max((weights_bytes + kv_bytes) / bw,
+  // Decode: one token per sequence; the weights it touches and every cached K/V read once.
+  const double decode_time = std::max((decode_weights_bytes + kv_bytes) / bw,
                                       2.0 * active_parameters * B / peak);
   r.decode_tokens_per_s = B / decode_time;
   // Prefill: 2 FLOPs per parameter per token, plus causal attention (half of C² per sequence).

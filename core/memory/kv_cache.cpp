@@ -25,6 +25,12 @@ double kv_element_bytes(KvDtype dtype, Engine engine) {
   return 2;
 }
 
+int AttentionLayout::count(AttentionKind kind) const {
+  int n = 0;
+  for (const auto& l : layers) n += l.kind == kind;
+  return n;
+}
+
 int AttentionLayout::sliding_layers() const {
   int n = 0;
   for (const auto& l : layers) n += l.sliding;
@@ -39,7 +45,15 @@ AttentionLayout attention_layout(const ModelDims& d) {
     out.v_head_dim = d.per_layer.front().v_head_dim;
   }
   for (const LayerDims& l : d.per_layer) {
-    out.layers.push_back({l.windowed(), l.windowed() ? l.window : 0, l.caches_tokens() ? l.kv_heads : 0});
+    AttentionLayer a;
+    a.kind = l.attention;
+    a.sliding = l.windowed();
+    a.window = l.windowed() ? l.window : 0;
+    a.kv_heads = l.caches_tokens() ? l.kv_heads : 0;
+    a.k_head_dim = l.k_head_dim;
+    a.v_head_dim = l.v_head_dim;
+    if (l.attention == AttentionKind::kRecurrent) a.state = l.state.conv_state + l.state.ssm_state;
+    out.layers.push_back(a);
     if (l.attention == AttentionKind::kMla && !out.mla) {
       // MLA: transformers caches K = heads × (qk_nope + qk_rope), V = heads × v_head_dim; vLLM and
       // llama.cpp cache the latent kv_lora_rank + qk_rope_head_dim once per token and layer.
@@ -70,9 +84,8 @@ KvCache kv_cache(const AttentionLayout& layout, const KvOptions& o) {
   const double b = kv_element_bytes(o.dtype, o.engine);
   const bool latent = layout.mla && o.engine != Engine::kTransformers;
   auto per_token = [&](const AttentionLayer& l) -> double {
-    if (latent) return static_cast<double>(layout.mla_latent) * b;
-    return static_cast<double>(l.kv_heads) *
-           static_cast<double>(layout.k_head_dim + layout.v_head_dim) * b;
+    if (latent && l.kind == AttentionKind::kMla) return static_cast<double>(layout.mla_latent) * b;
+    return static_cast<double>(l.kv_heads) * static_cast<double>(l.k_head_dim + l.v_head_dim) * b;
   };
   // Tokens one sequence holds in a layer, by engine.
   const std::int64_t C = o.context;
@@ -88,9 +101,11 @@ KvCache kv_cache(const AttentionLayout& layout, const KvOptions& o) {
     switch (o.engine) {
       case Engine::kTransformers:  // StaticSlidingWindowLayer: min(sliding_window, max_cache_len)
         return l.sliding ? std::min(l.window, C) : C;
-      case Engine::kVllm: {  // FullAttentionSpec / SlidingWindowSpec.max_memory_usage_bytes
+      case Engine::kVllm: {  // FullAttentionSpec / SlidingWindowSpec / ChunkedLocalAttentionSpec
         const std::int64_t bs = o.vllm_block_size;
         if (!l.sliding) return ceil_div(C, bs) * bs;
+        if (l.kind == AttentionKind::kChunked)  // one chunk plus the tokens scheduled in a step
+          return ceil_div(std::min(l.window + o.vllm_max_num_batched_tokens, C), bs) * bs;
         const std::int64_t n = std::min(l.window - 1 + o.vllm_max_num_batched_tokens, C);
         return (ceil_div(n, bs) + 1) * bs;
       }
@@ -101,10 +116,20 @@ KvCache kv_cache(const AttentionLayout& layout, const KvOptions& o) {
     return C;
   };
   KvCache out;
+  const double batch = static_cast<double>(o.batch);
+  const double state_b = o.engine == Engine::kLlamaCpp ? 4.0 : o.state_element_bytes;
   for (const auto& l : layout.layers) {
+    if (l.kind == AttentionKind::kRecurrent) {
+      const double s = static_cast<double>(l.state) * state_b * batch;
+      out.state_bytes += s;
+      out.layer_bytes.push_back(s);
+      continue;
+    }
     const double t = per_token(l);
     out.bytes_per_token += t;
-    out.self_bytes += t * static_cast<double>(tokens(l)) * static_cast<double>(o.batch);
+    const double bytes = t * static_cast<double>(tokens(l)) * batch;
+    out.self_bytes += bytes;
+    out.layer_bytes.push_back(bytes);
   }
   if (layout.cross_layers > 0) {
     std::int64_t enc = o.encoder_length > 0            ? o.encoder_length

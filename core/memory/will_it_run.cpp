@@ -97,6 +97,12 @@ void layout_notes(const AttentionLayout& L, Engine engine, std::int64_t encoder_
                                 window_policy(engine)));
     break;
   }
+  if (const int n = L.count(AttentionKind::kRecurrent); n > 0)
+    notes.push_back(fmt::format("{} of {} layers keep a recurrent state (linear attention / SSM) of a fixed size "
+                                "per sequence, whatever the context; {}",
+                                n, L.layers.size(),
+                                engine == Engine::kLlamaCpp ? "llama.cpp keeps it in F32"
+                                                            : "kept in the weights' dtype"));
   if (L.mla)
     notes.push_back(engine == Engine::kTransformers
                         ? fmt::format("MLA: transformers caches the decompressed per-head K ({}) and V ({}); "
@@ -190,6 +196,7 @@ Result<RunReport> will_it_run(const Model& model, const RunOptions& o) {
     ko.context = context;
     ko.batch = o.batch;
     ko.encoder_length = o.encoder_length;
+    ko.state_element_bytes = dtype_bits(w.compute) / 8.0;
     if (r.generative) {
       r.layout = attention_layout(*dims);
       inf.kv = kv_cache(r.layout, ko);
@@ -230,10 +237,16 @@ Result<RunReport> will_it_run(const Model& model, const RunOptions& o) {
       FitReport fit = solve_fit(total, vram, vllm ? vram * o.gpu_memory_utilization : vram, context, o.batch,
                                 o.overhead_bytes);
       fit.gpu = gpu;
-      if (gpu && dims && !r.training)
-        fit.roofline = roofline(*gpu, std::max<std::int64_t>(1, fit.gpus_needed), inf.weights_bytes, inf.kv.total(),
-                                active_parameters(tree, *dims), context, o.batch,
+      if (gpu && dims && !r.training) {
+        // An MoE decode step reads its dense weights and only the experts its tokens go through.
+        const double params = static_cast<double>(model.parameters);
+        const double routed_share = params > 0 ? routed_expert_parameters(tree) / params : 0;
+        const double decode_weights =
+            inf.weights_bytes * (1.0 - routed_share * (1.0 - experts_touched(*dims, o.batch)));
+        fit.roofline = roofline(*gpu, std::max<std::int64_t>(1, fit.gpus_needed), inf.weights_bytes, decode_weights,
+                                inf.kv.total(), active_parameters(tree, *dims), context, o.batch,
                                 4.0 * static_cast<double>(dims->layers * dims->heads * dims->head_dim));
+      }
       if (gpu && !gpu->bf16) r.notes.push_back(std::string(gpu->name) + " has no bfloat16: its float16 throughput is used");
       r.fit = fit;
     }

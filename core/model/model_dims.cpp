@@ -1,6 +1,7 @@
 #include "memfit/model/model_dims.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -313,13 +314,34 @@ void finish_model_dims(ModelDims& d, const Config& top, const TensorTree& tree) 
                   is_generation_class(arch0));
 }
 
-double active_parameters(const TensorTree& tree, const ModelDims& dims) {
+namespace {
+
+struct ParameterSplit {
   double total = 0, experts = 0;
+};
+
+ParameterSplit split_parameters(const TensorTree& tree) {
+  ParameterSplit s;
   for (int i : tree.named_parameters()) {
     const TensorInfo& t = tree.tensors[static_cast<std::size_t>(i)];
-    total += static_cast<double>(t.numel);
-    if (t.name.find(".experts.") != std::string::npos) experts += static_cast<double>(t.numel);
+    s.total += static_cast<double>(t.numel);
+    if (t.name.find(".experts.") != std::string::npos) s.experts += static_cast<double>(t.numel);
   }
+  return s;
+}
+
+}  // namespace
+
+double routed_expert_parameters(const TensorTree& tree) { return split_parameters(tree).experts; }
+
+double experts_touched(const ModelDims& dims, std::int64_t tokens) {
+  if (dims.experts <= 0 || dims.experts_per_token <= 0) return 1;
+  const double k = std::min(1.0, static_cast<double>(dims.experts_per_token) / static_cast<double>(dims.experts));
+  return 1.0 - std::pow(1.0 - k, static_cast<double>(std::max<std::int64_t>(1, tokens)));
+}
+
+double active_parameters(const TensorTree& tree, const ModelDims& dims) {
+  const auto [total, experts] = split_parameters(tree);
   if (dims.experts <= 0 || dims.experts_per_token <= 0) return total;
   const double used = std::min(1.0, static_cast<double>(dims.experts_per_token) /
                                         static_cast<double>(dims.experts));

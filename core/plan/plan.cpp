@@ -34,8 +34,9 @@ AccelerateOptions accelerate_options(const PlanRequest& req, bool compat) {
 }
 
 // `fit` budgets the KV cache and activation workspace with the same model as
-// `memfit estimate --context … --batch …` (will_it_run): the KV cache is spread evenly over the
-// no-split blocks that hold attention layers, in order.
+// `memfit estimate --context … --batch …` (will_it_run): each decoder layer's cache (its tokens,
+// or a recurrent layer's state) goes with the no-split block that holds it, in order — hybrid
+// models differ layer by layer.
 void runtime_parts(const Model& model, const PlanRequest& req, const TensorTree& tree,
                    std::map<std::string, std::uint64_t>* kv, std::uint64_t* activations,
                    std::vector<std::string>* notes) {
@@ -78,8 +79,11 @@ void runtime_parts(const Model& model, const PlanRequest& req, const TensorTree&
                                  layers, blocks.size()));
     return;
   }
-  const auto per_layer = static_cast<std::uint64_t>(run->inference.kv.total() / static_cast<double>(layers));
-  for (std::size_t i = 0; i < layers; ++i) (*kv)[blocks[i]] = per_layer;
+  // Cross-attention (encoder-decoder) is the same in every decoder layer: shared out evenly.
+  const KvCache& cache = run->inference.kv;
+  const double cross = cache.cross_bytes / static_cast<double>(layers);
+  for (std::size_t i = 0; i < layers; ++i)
+    (*kv)[blocks[i]] = static_cast<std::uint64_t>(cache.layer_bytes[i] + cross);
 }
 
 }  // namespace

@@ -47,6 +47,12 @@ nlohmann::ordered_json run_report_to_json(const RunReport& r) {
       break;
     }
   if (!r.layout.window_rule.empty()) layers["window_rule"] = r.layout.window_rule;
+  // Only where the model has them, so that other models' JSON keeps its shape.
+  if (const int n = r.layout.count(AttentionKind::kChunked)) layers["chunked"] = n;
+  if (const int n = r.layout.count(AttentionKind::kRecurrent)) {
+    layers["recurrent"] = n;
+    inf["recurrent_state_bytes"] = i.kv.state_bytes;
+  }
   inf["kv_layers"] = layers;
   inf["weights_bytes"] = i.weights_bytes;
   inf["weights_source"] = r.weights_source;
@@ -134,7 +140,12 @@ std::string render_run_report(const RunReport& r) {
        r.quantization.empty() ? "" : fmt::format("({})", r.quantization));
   if (r.generative) {
     std::string kinds = fmt::format("{} full", r.layout.full_layers());
-    if (r.layout.sliding_layers() > 0) kinds += fmt::format(" + {} sliding-window", r.layout.sliding_layers());
+    const int chunked = r.layout.count(AttentionKind::kChunked);
+    if (const int sliding = r.layout.sliding_layers() - chunked; sliding > 0)
+      kinds += fmt::format(" + {} sliding-window", sliding);
+    if (chunked > 0) kinds += fmt::format(" + {} chunked", chunked);
+    if (const int n = r.layout.count(AttentionKind::kRecurrent); n > 0)
+      kinds += fmt::format(" + {} recurrent (state {})", n, convert_bytes(i.kv.state_bytes));
     line("KV cache", i.kv.total(),
          fmt::format("({}, {} bytes/token; {} layers{}{})", i.kv_dtype, with_commas(i.kv.bytes_per_token), kinds,
                      r.layout.mla ? ", MLA" : "",

@@ -16,6 +16,8 @@
 #include "memfit/memory/gpu_catalog.h"
 #include "memfit/memory/quantization.h"
 #include "memfit/memory/will_it_run.h"
+#include "memfit/model/model.h"
+#include "memfit/model/model_dims.h"
 #include "support/reference.h"
 
 using namespace memfit;
@@ -135,6 +137,36 @@ TEST_CASE("--gpu: the catalogue gives memory, GPUs needed and a roofline estimat
   // Decode is memory-bound: (weights + KV) / (n × 1008 GB/s) per step, one token per sequence.
   const double step = (r.inference.weights_bytes + r.inference.kv.total()) / (static_cast<double>(f.gpus_needed) * 1008e9);
   CHECK(f.roofline->decode_tokens_per_s == doctest::Approx(1.0 / step));
+}
+
+TEST_CASE("--gpu: an MoE decode step reads its dense weights and only the experts its tokens use") {
+  // Mixtral-8x7B, 2 of 8 experts per token. One sequence touches 2/8 of each layer's experts; a
+  // batch of B uniformly routed tokens 1 − (6/8)^B of them (B = 64: all but 1e-8).
+  RunOptions o;
+  o.context = 1024;
+  o.gpu = "H100";
+  const EstimateRequest req = request_of("mistralai--Mixtral-8x7B-v0.1");
+  const Result<Model> built = build_model(req);
+  REQUIRE(built.ok());
+  const Model& m = *built;
+  const GpuSpec& h100 = find_gpu("H100");
+  double experts = 0;
+  for (int i : m.tree.named_parameters())
+    if (m.tree.tensors[static_cast<std::size_t>(i)].name.find(".experts.") != std::string::npos)
+      experts += static_cast<double>(m.tree.tensors[static_cast<std::size_t>(i)].numel);
+  const double share = experts / static_cast<double>(m.parameters);
+  CHECK(share > 0.9);  // Mixtral's experts are ~96% of it
+  for (std::int64_t batch : {1, 64}) {
+    o.batch = batch;
+    const RunReport r = run(req, o);
+    REQUIRE(r.fit->roofline.has_value());
+    const double touched = 1.0 - std::pow(6.0 / 8.0, static_cast<double>(batch));
+    const double read = r.inference.weights_bytes * (1.0 - share * (1.0 - touched)) + r.inference.kv.total();
+    const double n = static_cast<double>(std::max<std::int64_t>(1, r.fit->gpus_needed));
+    const double step = std::max(read / (n * h100.bandwidth_bytes_s), 2.0 * active_parameters(m.tree, *m.dims.get()) *
+                                                                          static_cast<double>(batch) / (n * h100.bf16_flops));
+    CHECK(r.fit->roofline->decode_tokens_per_s == doctest::Approx(static_cast<double>(batch) / step));
+  }
 }
 
 TEST_CASE("memory sizes read as accelerate reads max_memory") {

@@ -214,3 +214,73 @@ TEST_CASE("KV errors name the key") {
   CHECK_FALSE(value_of(kEngineNames, "tgi").has_value());
   CHECK(value_of(kKvDtypeNames, "fp8") == KvDtype::kF8);
 }
+
+namespace {
+
+// Layers as a family fills them (model_dims.h), without a family: the cache's arithmetic alone.
+LayerDims layer(AttentionKind kind, std::int64_t kv_heads, std::int64_t head_dim, std::int64_t window = 0) {
+  LayerDims l;
+  l.attention = kind;
+  l.kv_heads = kv_heads;
+  l.heads = kv_heads;
+  l.k_head_dim = l.v_head_dim = head_dim;
+  l.window = window;
+  return l;
+}
+
+LayerDims recurrent(std::int64_t conv, std::int64_t ssm) {
+  LayerDims l = layer(AttentionKind::kRecurrent, 0, 0);
+  l.state = {conv, ssm};
+  return l;
+}
+
+// A hybrid: three recurrent layers (1,100 state elements each), one full layer with 2 KV heads
+// of 64, one global layer with 1 KV head of 256 (wider, as Gemma 4's), one chunked layer (256).
+ModelDims hybrid() {
+  ModelDims d;
+  d.per_layer = {recurrent(100, 1000), layer(AttentionKind::kFull, 2, 64), recurrent(100, 1000),
+                 layer(AttentionKind::kFull, 1, 256), recurrent(100, 1000),
+                 layer(AttentionKind::kChunked, 2, 64, 256)};
+  d.layers = static_cast<std::int64_t>(d.per_layer.size());
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("hybrid layers: per-layer head widths, a chunk, and recurrent state per sequence") {
+  const AttentionLayout l = attention_layout(hybrid());
+  CHECK(l.count(AttentionKind::kRecurrent) == 3);
+  CHECK(l.count(AttentionKind::kChunked) == 1);
+  CHECK(l.full_layers() == 2);
+  CHECK(l.sliding_layers() == 1);
+  // transformers, bf16 (2 bytes), context 1,000, batch 2:
+  //   full 2·(64+64)·2 = 512 B/token × 1,000 × 2 = 1,024,000
+  //   global 1·(256+256)·2 = 1,024 B/token × 1,000 × 2 = 2,048,000
+  //   chunked 512 B/token × min(256, 1,000) × 2 = 262,144
+  //   state 3 layers × 1,100 elements × 2 bytes × 2 sequences = 13,200 (bf16 weights)
+  KvOptions o;
+  o.engine = Engine::kTransformers;
+  o.dtype = KvDtype::kBF16;
+  o.context = 1000;
+  o.batch = 2;
+  KvCache t = kv_cache(l, o);
+  CHECK(t.bytes_per_token == 512 + 1024 + 512);
+  CHECK(t.self_bytes == 1024000 + 2048000 + 262144);
+  CHECK(t.state_bytes == 13200);
+  CHECK(t.total() == 1024000 + 2048000 + 262144 + 13200);
+  REQUIRE(t.layer_bytes.size() == 6);
+  CHECK(t.layer_bytes[0] == 4400);
+  CHECK(t.layer_bytes[3] == 2048000);
+  // The state ignores the context: 8× the context, the same state.
+  o.context = 8000;
+  CHECK(kv_cache(l, o).state_bytes == 13200);
+  // vLLM: full 16·⌈1,000/16⌉ = 1,008 tokens; chunked 16·⌈min(256 + 2,048, 1,000)/16⌉ = 1,008.
+  o.context = 1000;
+  o.engine = Engine::kVllm;
+  t = kv_cache(l, o);
+  CHECK(t.self_bytes == 512.0 * 1008 * 2 + 1024.0 * 1008 * 2 + 512.0 * 1008 * 2);
+  // llama.cpp keeps the state in F32: 3 × 1,100 × 4 × 2 = 26,400, whatever --kv-dtype says.
+  o.engine = Engine::kLlamaCpp;
+  o.dtype = KvDtype::kI8;
+  CHECK(kv_cache(l, o).state_bytes == 26400);
+}

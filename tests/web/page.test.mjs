@@ -486,6 +486,29 @@ describe('panels, layout and speed', () => {
     await context.close();
   });
 
+  test('a first visit loads the first module only; a family outside it brings memfit-all.wasm, once', async () => {
+    const { page, context, problems, requests } = await openPage(browser);
+    const loads = (/** @type {string} */ f) => requests.filter((u) => u.endsWith(`/wasm/${f}`)).length;
+    await page.goto(url({ model: 'gpt2' }));
+    assert.equal(await settle(page), 'result');
+    assert.equal(loads('memfit.wasm'), 1);
+    assert.equal(loads('memfit-all.wasm'), 0, 'gpt2 is in the first module');
+    // whisper is not (wasm/first_chunk.def): the worker fetches the second module and answers
+    // with it — the numbers themselves are the CLI's ("numbers" above).
+    await page.fill('#model', 'openai/whisper-tiny');
+    await page.press('#model', 'Enter');
+    await page.waitForFunction(() => /whisper-tiny/.test(document.getElementById('report')?.innerText || ''));
+    assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+    await page.fill('#model', 'google/flan-t5-base');
+    await page.press('#model', 'Enter');
+    await page.waitForFunction(() => /flan-t5-base/.test(document.getElementById('report')?.innerText || ''));
+    assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+    assert.equal(loads('memfit-all.wasm'), 1, 'the second module is fetched once');
+    assert.equal(loads('memfit.wasm'), 1);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   test('an idle page lets the worker go (?idle=MS), and the next input starts another', { timeout: 60000 }, async () => {
     const { page, context, problems } = await openPage(browser);
     let started = 0;

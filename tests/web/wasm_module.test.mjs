@@ -2,7 +2,7 @@
 // embind — strings in, strings out, errors as {"error": {code, message}}, never a throw.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { wasm } from './support/wasm.mjs';
 import { CONFIGS } from './support/paths.mjs';
@@ -141,5 +141,35 @@ describe('supported() lists exactly what the api accepts', () => {
         assert.equal(fit?.gpu?.name, g.name, gpu);
       }
     }
+  });
+});
+
+describe('the first module (memfit.wasm) and memfit-all.wasm', () => {
+  // What the page's worker relies on (web/js/worker.js): the first module answers its families
+  // (wasm/first_chunk.def) exactly as memfit-all does, and every other family with
+  // unknown_model_type — the code that sends the worker for memfit-all — never with another error.
+  test('every fixture config: the same reply, or unknown_model_type from the first', async () => {
+    const first = await wasm('memfit.mjs');
+    const all = await wasm();
+    const keys = (/** @type {any} */ s) => new Set([...s.transformers, ...s.timm]);
+    const known = keys(first.supported());
+    assert.ok(known.size >= 5 && known.size < keys(all.supported()).size,
+      `the first module knows ${known.size} model types`);
+    let same = 0, deferred = 0;
+    for (const f of readdirSync(CONFIGS).filter((n) => n.endsWith('.json'))) {
+      const config = readFileSync(join(CONFIGS, f), 'utf8');
+      const parsed = JSON.parse(config);
+      const type = parsed.model_type ?? parsed.architecture;  // transformers, or timm
+      const request = { config, name: f };
+      const a = first.estimate(request);
+      if (type && !known.has(type)) {
+        assert.equal(a.error?.code, 'unknown_model_type', `${f}: ${JSON.stringify(a).slice(0, 200)}`);
+        deferred += 1;
+        continue;
+      }
+      assert.deepEqual(a, all.estimate(request), f);
+      same += 1;
+    }
+    assert.ok(same > 0 && deferred > 0, `${same} answered by both, ${deferred} left to memfit-all`);
   });
 });

@@ -1,45 +1,80 @@
 // @ts-check
-// The Web Worker that owns the WASM module: loaded once, as soon as the worker starts (it is only
-// started for a call), then every call is one synchronous api.h function run off the main
-// thread. api.js terminates the worker when the page is idle, which frees the module's memory.
+// The Web Worker that owns the WASM modules: the first one (memfit.wasm: core with the families
+// most model pages need) is loaded as soon as the worker starts (it is only started for a call);
+// every call is one synchronous api.h function run off the main thread. A reply that says the
+// model's type is unknown sends the worker for the second module (memfit-all.wasm: every family)
+// once, and the call is made again there; from then on that module answers everything (it is a
+// superset). So a first visit downloads only the first module. api.js terminates the worker when
+// the page is idle, which frees the modules' memory.
 // Messages (see api.js):
 //   in:  {id, fn, args}          fn: one of the module's api functions (api.h's list)
 //   out: {id, text, ms, ready?}  text: the api's JSON reply; ms: time spent in WASM; ready (first
 //                                reply only): when the module had loaded, ms since the epoch
-//        {id, failure}           the module itself could not load or threw (not an api error)
+//        {id, failure}           a module itself could not load or threw (not an api error)
 
-/** @type {Promise<any> | null} */
-let modulePromise = null;
+/** @typedef {{wasm: any, functions: Set<string>}} Loaded */
+
+/** @param {string} file @returns {Promise<Loaded>} */
+function load(file) {
+  const url = new URL(`../wasm/${file}`, import.meta.url).href;
+  return import(url).then((m) => m.default()).then((wasm) => ({
+    wasm,
+    // The api's functions, as the module lists them (supported().functions: api.h's one list).
+    functions: new Set(JSON.parse(wasm.supported()).functions),
+  }));
+}
+
+/** @type {Promise<Loaded> | null} */
+let first = null;
+/** @type {Promise<Loaded> | null} */
+let all = null;
 /** @type {number | undefined} */
 let readyAt;
-/** The api's functions, as the module lists them (supported().functions: api.h's one list). */
-/** @type {Set<string>} */
-let functions = new Set();
 
-function loadModule() {
-  if (!modulePromise) {
-    const url = new URL('../wasm/memfit.mjs', import.meta.url).href;
-    modulePromise = import(url).then((m) => m.default()).then((wasm) => {
+function firstModule() {
+  if (!first) {
+    first = load('memfit.mjs').then((m) => {
       readyAt = performance.timeOrigin + performance.now();
-      functions = new Set(JSON.parse(wasm.supported()).functions);
-      return wasm;
+      return m;
     });
   }
-  return modulePromise;
+  return first;
+}
+
+/** The error code of an api reply, without parsing replies that cannot carry one. */
+/** @param {string} text */
+function errorCode(text) {
+  if (typeof text !== 'string' || !text.includes('"error"')) return undefined;
+  try {
+    return JSON.parse(text).error?.code;
+  } catch {
+    return undefined;
+  }
 }
 
 // Start now, before the first message: boot.js starts the worker while the page still loads.
 // A failure is reported to each call (onmessage awaits the same promise).
-loadModule().catch(() => {});
+firstModule().catch(() => {});
 
 self.onmessage = async (event) => {
   const { id, fn, args } = event.data || {};
   try {
-    const wasm = await loadModule();
-    if (!functions.has(fn)) throw new Error(`unknown function ${fn}`);
+    let m = await (all || firstModule());
+    if (!m.functions.has(fn)) throw new Error(`unknown function ${fn}`);
     const t0 = performance.now();
-    const text = wasm[fn](...(args || []));
-    const ms = performance.now() - t0;
+    let text = m.wasm[fn](...(args || []));
+    let ms = performance.now() - t0;
+    if (!all && errorCode(text) === 'unknown_model_type') {
+      // A failed download is not kept: the next such call tries again.
+      all = load('memfit-all.mjs').catch((e) => {
+        all = null;
+        throw e;
+      });
+      m = await all;
+      const t1 = performance.now();
+      text = m.wasm[fn](...(args || []));
+      ms += performance.now() - t1;
+    }
     self.postMessage({ id, text, ms, ready: readyAt });
     readyAt = undefined;
   } catch (e) {

@@ -1,22 +1,11 @@
-// The one table of architecture families. Adding a family = one file in core/model/arch/ + one line
-// here (and its declaration in families.h).
+// Lookups over the table of architecture families (families(): family_list.cpp).
 #include <algorithm>
 #include <set>
 #include <string>
 
-#include "families.h"
 #include "memfit/model/arch.h"
 
 namespace memfit {
-
-const std::vector<const Family*>& families() {
-  static const std::vector<const Family*> kAll = {
-#define MEMFIT_FAMILY(fn) &arch::fn(),
-#include "families.def"
-#undef MEMFIT_FAMILY
-  };
-  return kAll;
-}
 
 std::vector<std::string_view> family_keys(const Family& f) {
   std::vector<std::string_view> out(f.keys);

@@ -43,10 +43,12 @@ struct FitReport {
 FitReport solve_fit(const MemoryFunction& total, double vram_bytes, double usable_bytes,
                     std::int64_t context, std::int64_t batch, double per_gpu_fixed);
 
-// Memory-bound decode (weights + KV read once per generated token) and compute-bound prefill,
-// over `gpus` GPUs of this kind: an estimate, not a measurement.
-Roofline roofline(const GpuSpec& gpu, std::int64_t gpus, double weights_bytes, double kv_bytes,
-                  double active_parameters, std::int64_t context, std::int64_t batch,
+// Memory-bound decode (the weights a step touches + the KV cache, read once per generated token)
+// and compute-bound prefill (every weight), over `gpus` GPUs of this kind: an estimate, not a
+// measurement. `decode_weights_bytes`: an MoE's dense weights plus the routed experts the batch's
+// tokens go through (experts_touched), all of them for a dense model.
+Roofline roofline(const GpuSpec& gpu, std::int64_t gpus, double weights_bytes, double decode_weights_bytes,
+                  double kv_bytes, double active_parameters, std::int64_t context, std::int64_t batch,
                   double attention_flops_per_token_squared);
 
 }  // namespace memfit

@@ -30,10 +30,15 @@ namespace memfit {
 // 32 values: 32 int8 + one fp16 scale).
 double kv_element_bytes(KvDtype dtype, Engine engine);
 
+// One decoder layer as the cache sees it. Head widths are per layer: Gemma 4's global layers
+// cache wider heads than its sliding ones.
 struct AttentionLayer {
-  bool sliding = false;
-  std::int64_t window = 0;  // sliding: tokens in the window
+  AttentionKind kind = AttentionKind::kFull;
+  bool sliding = false;     // the layer holds a window of tokens: sliding or chunked attention
+  std::int64_t window = 0;  // sliding: tokens in the window; chunked: the chunk
   std::int64_t kv_heads = 0;
+  std::int64_t k_head_dim = 0, v_head_dim = 0;
+  std::int64_t state = 0;   // recurrent: elements of conv + SSM state per sequence, whatever the context
 };
 
 struct AttentionLayout {
@@ -47,8 +52,10 @@ struct AttentionLayout {
   std::int64_t default_encoder_length = 0;  // max_source_positions (Whisper: 1500), else 0
   std::string window_rule;  // the config key that decided which layers are windowed ("" = none)
 
+  int count(AttentionKind kind) const;
+  // Windowed layers (sliding or chunked) and layers that cache every token (full or MLA).
   int sliding_layers() const;
-  int full_layers() const { return static_cast<int>(layers.size()) - sliding_layers(); }
+  int full_layers() const { return count(AttentionKind::kFull) + count(AttentionKind::kMla); }
 };
 
 // The KV cache's view of the model's per-layer dims. Throws the error the per-layer attention
@@ -68,14 +75,20 @@ struct KvOptions {
   std::int64_t vllm_max_num_batched_tokens = 2048;  // `vllm serve` on GPUs under 70 GiB
   std::int64_t llamacpp_ubatch = 512;
   std::int64_t llamacpp_pad = 256;
+  // Recurrent state (linear attention, SSM) is not a KV cache and is not quantized with it:
+  // transformers and vLLM keep it in the model's dtype, llama.cpp in F32 (llama-memory-recurrent).
+  double state_element_bytes = 2;
 };
 
 struct KvCache {
   double bytes_per_token = 0;  // one sequence, all layers, K and V, before any window cap
   double self_bytes = 0;       // the decoder's own cache, all sequences
   double cross_bytes = 0;      // encoder-decoder cross-attention cache, all sequences
+  double state_bytes = 0;      // recurrent layers' state, all sequences (constant in the context)
   std::int64_t encoder_length = 0;
-  double total() const { return self_bytes + cross_bytes; }
+  // Per decoder layer, all sequences: its cached tokens or its state (what `fit` places with it).
+  std::vector<double> layer_bytes;
+  double total() const { return self_bytes + cross_bytes + state_bytes; }
 };
 
 KvCache kv_cache(const AttentionLayout& layout, const KvOptions& options);

@@ -167,5 +167,11 @@ void finish_model_dims(ModelDims& d, const Config& config, const TensorTree& tre
 // Parameters a token actually multiplies with: all of them, minus the routed experts it skips
 // (modules under `.experts.`, scaled by 1 − experts_per_token / experts).
 double active_parameters(const TensorTree& tree, const ModelDims& dims);
+// The parameters of the routed experts (modules under `.experts.`), all of them.
+double routed_expert_parameters(const TensorTree& tree);
+// The share of a layer's routed experts that `tokens` tokens go through together, each to
+// experts_per_token of them, routed uniformly: 1 − (1 − k/E)^tokens (1 for a dense model). Decode
+// reads the weights of these experts only: one sequence reads k/E of them, a large batch all.
+double experts_touched(const ModelDims& dims, std::int64_t tokens);
 
 }  // namespace memfit

@@ -1,0 +1,21 @@
+// memfit.wasm's family table: the first_chunk.def families instead of all of families.def.
+//
+// core's own table (core/model/arch/family_list.cpp) defines only families(); this object file
+// defines the same function and is given to the linker before core's archive, so that archive
+// member is never pulled in — and with it no reference to the other families' files, which the
+// linker then leaves out. memfit-all.wasm links core's table as it is.
+#include "../core/model/arch/families.h"
+#include "memfit/model/arch.h"
+
+namespace memfit {
+
+const std::vector<const Family*>& families() {
+  static const std::vector<const Family*> kFirst = {
+#define MEMFIT_FAMILY(fn) &arch::fn(),
+#include "first_chunk.def"
+#undef MEMFIT_FAMILY
+  };
+  return kFirst;
+}
+
+}  // namespace memfit
