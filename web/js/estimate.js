@@ -61,11 +61,7 @@ export async function run() {
     let source = fetched.get(key);
     if (!source) {
       setStatus('Fetching…');
-      source = await fromHub({
-        input: state.model, revision: state.revision, library: state.library, endpoint: state.endpoint,
-        token: tokenForEndpoint(), exact: state.source === 'exact', offline: state.offline,
-        timeoutMs: TIMEOUT_MS, signal: controller.signal, progress: (t) => { if (mine === current.run) setStatus(t); },
-      });
+      source = await fromHub(hubRequest(state, state.source === 'exact', controller.signal, mine));
       if (source.origin === 'hub') fetched.set(key, source);
     }
     if (mine !== current.run) return;
@@ -79,6 +75,49 @@ export async function run() {
     current.report = null;
     $('results').hidden = true;
     showError(e);
+  } finally {
+    if (inflight === controller) inflight = null;
+  }
+}
+
+/**
+ * What fromHub() is asked for the inputs.
+ * @param {any} state @param {boolean} exact @param {AbortSignal} signal @param {number} mine
+ */
+function hubRequest(state, exact, signal, mine) {
+  return {
+    input: state.model, revision: state.revision, library: state.library, endpoint: state.endpoint,
+    token: tokenForEndpoint(), exact, offline: state.offline, timeoutMs: TIMEOUT_MS, signal,
+    progress: (/** @type {string} */ t) => { if (mine === current.run) setStatus(t); },
+  };
+}
+
+/**
+ * Never a dead end: a model type no family knows (in either module: the worker has already
+ * asked memfit-all.wasm) is estimated from its safetensors headers — exact weights, the KV cache
+ * and activations from the config's generic keys, marked approximate in the report. Without
+ * headers, the error says what was tried.
+ * @param {number} mine @param {string} message
+ */
+async function fromHeaders(mine, message) {
+  const controller = new AbortController();
+  inflight = controller;
+  setStatus('memfit has no family for this model type: reading its safetensors headers instead…');
+  try {
+    const source = await fromHub(hubRequest(current.state, true, controller.signal, mine));
+    if (mine !== current.run) return;
+    source.notes = [...source.notes, `${message}: the weights come from the checkpoint's safetensors headers ` +
+      '(exact); the KV cache and activations from the config\'s generic keys (approximate)'];
+    current.model = source;
+    await compute();
+  } catch (e) {
+    if (mine !== current.run) return;
+    if ((e instanceof ModelError || e instanceof HubError) && e.kind === 'cancelled') return;
+    const why = e instanceof Error ? e.message : String(e);
+    current.model = null;
+    $('results').hidden = true;
+    showError(new ModelError('unknown_model_type',
+      `${message}. Tried: memfit's families (none builds this model type), then the repo's safetensors headers (${why}).`));
   } finally {
     if (inflight === controller) inflight = null;
   }
@@ -106,6 +145,10 @@ export async function compute() {
     clearTimeout(slow);
   }
   if (mine !== current.run) return;
+  if (isError(reply) && reply.error.code === 'unknown_model_type' && model.origin === 'hub' && !model.checkpoint) {
+    await fromHeaders(mine, reply.error.message);
+    return;
+  }
   if (isError(reply)) {
     current.report = null;
     $('results').hidden = true;

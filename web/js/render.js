@@ -64,6 +64,14 @@ export function renderReport(r, extra = {}) {
       `Read ${withCommas(extra.exact.bytesRead)} header bytes of ${extra.exact.files} safetensors file${extra.exact.files === 1 ? '' : 's'} by HTTP Range.`));
   }
   for (const n of extra.sourceNotes || []) root.append(el('p', { class: 'check' }, n));
+  // Which figures are exact and which are guesses (a model type no family knows: docs/api.md).
+  const guesses = (r.figures || []).filter((/** @type {any} */ f) => !f.exact);
+  if (guesses.length) {
+    root.append(el('p', { class: 'check approx' }, `Approximate: ${guesses.map((/** @type {any} */ f) =>
+      `${f.figure.replace('_', ' ')} (${f.basis})`).join(', ')}. Exact: ${(r.figures || [])
+      .filter((/** @type {any} */ f) => f.exact).map((/** @type {any} */ f) => `${f.figure.replace('_', ' ')} (${f.basis})`)
+      .join(', ') || 'none'}.`));
+  }
 
   root.append(
     el('h3', {}, r.mode === 'accelerate' ? 'accelerate estimate-memory' : 'Summary table'),
