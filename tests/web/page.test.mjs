@@ -486,6 +486,21 @@ describe('panels, layout and speed', () => {
     await context.close();
   });
 
+  test('a model type no family knows: estimated from its safetensors headers, approximate parts said', async (t) => {
+    if (!existsSync(GOLDEN)) return t.skip('no reference data (MEMFIT_REFERENCE_DIR)');
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(url({ model: 'memfit-test/unknown-with-weights' }));
+    assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+    const report = await page.evaluate(() => document.getElementById('report').innerText);
+    assert.match(report, /safetensors headers/);
+    assert.match(report, /Approximate: .*kv cache/i);
+    const json = await pageJson(page);
+    const cli = await cliJson(['memfit-test/unknown-with-weights'], { endpoint: hub.url });
+    assert.equal(json.parameters, cli.parameters, 'the CLI falls back to the same headers');
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   test('a first visit loads the first module only; a family outside it brings memfit-all.wasm, once', async () => {
     const { page, context, problems, requests } = await openPage(browser);
     const loads = (/** @type {string} */ f) => requests.filter((u) => u.endsWith(`/wasm/${f}`)).length;

@@ -52,6 +52,11 @@ function loadRepos() {
     // servers that ignore Range, or answer a range with 200 (and a Content-Range)
     repos.set('memfit-test/no-range', { ...goldenRepo(join(GOLDEN, 'tiny-gpt2')), rangeAs: 'whole' });
     repos.set('memfit-test/range-200', { ...goldenRepo(join(GOLDEN, 'tiny-gpt2')), rangeAs: 'status200' });
+    // a model type no family knows, with safetensors weights: estimated from the headers
+    const unknown = goldenRepo(join(GOLDEN, 'tiny-llama'));
+    const config = JSON.parse(unknown.files.get('config.json').toString('utf8'));
+    unknown.files.set('config.json', Buffer.from(JSON.stringify({ ...config, model_type: 'brand_new_arch', architectures: ['BrandNewArchForCausalLM'] })));
+    repos.set('memfit-test/unknown-with-weights', unknown);
   }
   const llama = readFileSync(join(CONFIGS, 'meta-llama--Llama-2-7b-hf.json'));
   repos.set('memfit-test/gated-llama', { library: 'transformers', gated: 'manual', files: new Map([['config.json', llama]]) });
