@@ -4,18 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "memfit/memory/quantization.h"
 #include "memfit/memory/stored_form.h"
 
 namespace memfit {
-namespace {
-
-std::uint64_t bytes_of(const Shape& shape, DType dtype) {
-  std::uint64_t n = 1;
-  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
-  return n * static_cast<std::uint64_t>(dtype_bits(dtype)) / 8;
-}
-
-}  // namespace
 
 CheckpointValidation validate_checkpoint(const Model& model, const std::vector<CheckpointTensor>& tensors,
                                          bool have_headers, std::optional<std::uint64_t> total_size) {
@@ -50,10 +42,10 @@ CheckpointValidation validate_checkpoint(const Model& model, const std::vector<C
     // Their bytes are in the checkpoint's total all the same.
     if (have_headers) {
       const CheckpointTensor& t = *by_name.at(name);
-      v.expected_total_size += bytes_of(t.shape, t.dtype);
+      v.expected_total_size += stored_bytes(t.shape, t.dtype);
     } else if (const int i = model.tree.find_tensor(name); i >= 0) {
       const TensorInfo& t = model.tree.tensors[static_cast<std::size_t>(i)];
-      v.expected_total_size += t.numel * static_cast<std::uint64_t>(dtype_bits(t.dtype)) / 8;
+      v.expected_total_size += stored_bytes(t.shape, t.dtype);
     } else {
       ++unsized;
     }

@@ -140,11 +140,13 @@ std::vector<QuantizedTensor> quantized_tensors(const TensorTree& tree, std::int6
   return out;
 }
 
-std::uint64_t QuantPiece::bytes() const {
+std::uint64_t stored_bytes(const Shape& shape, DType dtype) {
   std::uint64_t n = 1;
   for (auto d : shape) n *= static_cast<std::uint64_t>(d);
   return n * static_cast<std::uint64_t>(dtype_bits(dtype)) / 8;
 }
+
+std::uint64_t QuantPiece::bytes() const { return stored_bytes(shape, dtype); }
 
 std::vector<QuantPiece> quantized_pieces(const std::string& name, const QuantizedTensor& q,
                                          const QuantScheme& s) {

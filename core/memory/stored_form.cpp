@@ -8,12 +8,6 @@
 namespace memfit {
 namespace {
 
-std::uint64_t stored_bytes(const Shape& shape, DType dtype) {
-  std::uint64_t n = 1;
-  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
-  return n * static_cast<std::uint64_t>(dtype_bits(dtype)) / 8;
-}
-
 std::optional<DType> named_dtype(const Config& c, std::string* key) {
   for (const char* k : {"torch_dtype", "dtype"})
     if (auto v = c.json().find(k); v != c.json().end() && v->is_string())

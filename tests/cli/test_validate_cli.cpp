@@ -4,7 +4,6 @@
 // Golden numbers are the real indexes' own names and metadata.total_size.
 #include <doctest/doctest.h>
 
-#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -13,23 +12,13 @@
 #include "support/mock_hub.h"
 #include "support/reference.h"
 #include "support/run_process.h"
+#include "support/scratch_files.h"
 
 using memfit::test::MockHub;
 using memfit::test::run_memfit;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string temp_dir() {
-  char tmpl[] = "/tmp/memfit-validate-XXXXXX";
-  return mkdtemp(tmpl);
-}
-
-void write(const std::string& path, const std::string& bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-}
 
 std::optional<std::string> real_hub() {
   auto ref = memfit::test::reference_dir();
@@ -116,8 +105,8 @@ TEST_CASE("validate: a doctored index fails with exit 11, names and bytes") {
   index["weight_map"].erase("model.norm.weight");
   index["weight_map"]["model.layers.0.mlp.extra.weight"] = "model-00001-of-00002.safetensors";
   index["metadata"]["total_size"] = total + 2;
-  const std::string tmp = temp_dir();
-  write(tmp + "/model.safetensors.index.json", index.dump());
+  const std::string tmp = memfit::test::scratch_dir("validate");
+  memfit::test::write_file(tmp + "/model.safetensors.index.json", index.dump());
   auto r = run_memfit({"validate", base + "/config.json", tmp + "/model.safetensors.index.json", "--json"});
   CHECK(r.exit_code == memfit::cli::kExitMismatch);
   const auto j = nlohmann::json::parse(r.out);
@@ -153,9 +142,9 @@ TEST_CASE("validate ORG/NAME: the config and the index from the (mock) Hub, no s
 }
 
 TEST_CASE("estimate: an unknown model_type falls back to the checkpoint's headers, KV marked approximate") {
-  const std::string dir = temp_dir();
-  write(dir + "/config.json", kUnknownConfig);
-  write(dir + "/model.safetensors", unknown_checkpoint());
+  const std::string dir = memfit::test::scratch_dir("validate");
+  memfit::test::write_file(dir + "/config.json", kUnknownConfig);
+  memfit::test::write_file(dir + "/model.safetensors", unknown_checkpoint());
   auto r = run_memfit({"estimate", dir, "--json", "--context", "32"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const auto j = nlohmann::json::parse(r.out);
@@ -184,7 +173,7 @@ TEST_CASE("estimate: an unknown model_type falls back to the checkpoint's header
   CHECK(none.exit_code == memfit::cli::kExitUnsupported);
   CHECK_MESSAGE(none.err.find("model_type 'memfit_test_unknown' is not supported") != std::string::npos, none.err);
   CHECK(none.err.find("model.safetensors.index.json") != std::string::npos);
-  write(dir + "/config-only.json", kUnknownConfig);
+  memfit::test::write_file(dir + "/config-only.json", kUnknownConfig);
   auto alone = run_memfit({"estimate", dir + "/config-only.json"});
   CHECK(alone.exit_code == memfit::cli::kExitUnsupported);
   CHECK_MESSAGE(alone.err.find("is a config alone") != std::string::npos, alone.err);

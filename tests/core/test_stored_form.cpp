@@ -33,6 +33,42 @@ QuantScheme scheme_of(const std::string& quantization_config) {
   return *s;
 }
 
+std::map<std::string, StoredTensor> stored_by_name(const TensorTree& tree, DType dtype, const QuantScheme& s,
+                                                   std::int64_t vocab) {
+  std::map<std::string, StoredTensor> out;
+  for (const auto& t : stored_form(tree, dtype, s, vocab)) out[t.name] = t;
+  return out;
+}
+
+void linear(TreeBuilder& b, const char* name, std::int64_t in, std::int64_t out, bool bias) {
+  auto s = b.module(name, "Linear");
+  b.param("weight", {out, in});
+  if (bias) b.param("bias", {out});
+}
+
+struct LinearSpec {
+  const char* name;
+  std::int64_t in, out;
+  bool bias;
+};
+
+// One decoder block `layers.0` of Linear layers (then a norm of width `norm` when > 0), and an
+// output head `lm_head` [vocab, norm] when vocab > 0.
+TensorTree block_tree(const std::vector<LinearSpec>& linears, std::int64_t norm, std::int64_t vocab) {
+  TreeBuilder b("M");
+  {
+    auto m = b.module("layers", "ModuleList");
+    auto l = b.module("0", "Layer");
+    for (const auto& spec : linears) linear(b, spec.name, spec.in, spec.out, spec.bias);
+    if (norm > 0) {
+      auto n = b.module("norm", "RMSNorm");
+      b.param("weight", {norm});
+    }
+  }
+  if (vocab > 0) linear(b, "lm_head", norm, vocab, false);
+  return b.finish();
+}
+
 struct GptOssDims {
   std::int64_t vocab, hidden, intermediate, layers, heads, kv_heads, head_dim, experts;
 };
@@ -41,11 +77,6 @@ struct GptOssDims {
 // in core/model/arch once it exists; this hand-built tree checks only the MXFP4 stored form).
 TensorTree gpt_oss_tree(const GptOssDims& d) {
   TreeBuilder b("GptOssForCausalLM");
-  auto linear = [&](const char* name, std::int64_t in, std::int64_t out, bool bias) {
-    auto s = b.module(name, "Linear");
-    b.param("weight", {out, in});
-    if (bias) b.param("bias", {out});
-  };
   {
     auto model = b.module("model", "GptOssModel");
     {
@@ -58,10 +89,10 @@ TensorTree gpt_oss_tree(const GptOssDims& d) {
       auto layer = b.module(std::to_string(i), "GptOssDecoderLayer");
       {
         auto attn = b.module("self_attn", "GptOssAttention");
-        linear("q_proj", d.hidden, d.heads * d.head_dim, true);
-        linear("k_proj", d.hidden, d.kv_heads * d.head_dim, true);
-        linear("v_proj", d.hidden, d.kv_heads * d.head_dim, true);
-        linear("o_proj", d.heads * d.head_dim, d.hidden, true);
+        linear(b, "q_proj", d.hidden, d.heads * d.head_dim, true);
+        linear(b, "k_proj", d.hidden, d.kv_heads * d.head_dim, true);
+        linear(b, "v_proj", d.hidden, d.kv_heads * d.head_dim, true);
+        linear(b, "o_proj", d.heads * d.head_dim, d.hidden, true);
         b.param("sinks", {d.heads});
       }
       {
@@ -88,7 +119,7 @@ TensorTree gpt_oss_tree(const GptOssDims& d) {
     auto norm = b.module("norm", "GptOssRMSNorm");
     b.param("weight", {d.hidden});
   }
-  linear("lm_head", d.hidden, d.vocab, false);
+  linear(b, "lm_head", d.hidden, d.vocab, false);
   return b.finish();
 }
 
@@ -99,8 +130,7 @@ TEST_CASE("stored form: MXFP4 experts become _blocks and _scales; modules_to_not
   TensorTree tree = gpt_oss_tree(d);
   const QuantScheme mx = scheme_of(R"({"quant_method": "mxfp4", "modules_to_not_convert":
       ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]})");
-  std::map<std::string, StoredTensor> by_name;
-  for (const auto& t : stored_form(tree, DType::kBF16, mx, d.vocab)) by_name[t.name] = t;
+  auto by_name = stored_by_name(tree, DType::kBF16, mx, d.vocab);
   const std::string e = "model.layers.0.mlp.experts.";
   REQUIRE(by_name.count(e + "gate_up_proj_blocks"));
   CHECK_FALSE(by_name.count(e + "gate_up_proj"));
@@ -148,30 +178,10 @@ TEST_CASE("stored form: gpt-oss-20b's MXFP4 names and total_size equal the real 
 }
 
 TEST_CASE("stored form: fp8 block scales (DeepSeek-V3 / MiniMax style), skipped modules, output head") {
-  TreeBuilder b("M");
-  {
-    auto m = b.module("layers", "ModuleList");
-    auto l = b.module("0", "Layer");
-    {
-      auto p = b.module("kv_b_proj", "Linear");
-      b.param("weight", {32768, 512});
-    }
-    {
-      auto g = b.module("gate", "Linear");
-      b.param("weight", {8, 512});
-    }
-    auto n = b.module("norm", "RMSNorm");
-    b.param("weight", {512});
-  }
-  {
-    auto h = b.module("lm_head", "Linear");
-    b.param("weight", {1000, 512});
-  }
-  const TensorTree tree = b.finish();
+  const TensorTree tree = block_tree({{"kv_b_proj", 512, 32768, false}, {"gate", 512, 8, false}}, 512, 1000);
   const QuantScheme fp8 = scheme_of(R"({"quant_method": "fp8", "weight_block_size": [128, 128],
                                         "modules_to_not_convert": ["gate"]})");
-  std::map<std::string, StoredTensor> by_name;
-  for (const auto& t : stored_form(tree, DType::kBF16, fp8, 1000)) by_name[t.name] = t;
+  auto by_name = stored_by_name(tree, DType::kBF16, fp8, 1000);
   CHECK(by_name.size() == 5);
   CHECK(by_name["layers.0.kv_b_proj.weight"].dtype == DType::kF8_E4M3);
   CHECK(by_name["layers.0.kv_b_proj.weight_scale_inv"].shape == Shape{256, 4});
@@ -182,27 +192,15 @@ TEST_CASE("stored form: fp8 block scales (DeepSeek-V3 / MiniMax style), skipped 
 }
 
 TEST_CASE("stored form: GPTQ and AWQ pieces replace the Linear's weight") {
-  TreeBuilder b("M");
-  {
-    auto m = b.module("layers", "ModuleList");
-    auto l = b.module("0", "Layer");
-    auto p = b.module("up_proj", "Linear");
-    b.param("weight", {11008, 4096});
-    b.param("bias", {11008});
-  }
-  const TensorTree tree = b.finish();
-  std::map<std::string, StoredTensor> gptq;
-  for (const auto& t : stored_form(tree, DType::kF16, scheme_of(R"({"quant_method": "gptq", "bits": 4, "group_size": 128})"), 0))
-    gptq[t.name] = t;
+  const TensorTree tree = block_tree({{"up_proj", 4096, 11008, true}}, 0, 0);
+  auto gptq = stored_by_name(tree, DType::kF16, scheme_of(R"({"quant_method": "gptq", "bits": 4, "group_size": 128})"), 0);
   CHECK_FALSE(gptq.count("layers.0.up_proj.weight"));
   CHECK(gptq["layers.0.up_proj.qweight"].shape == Shape{512, 11008});
   CHECK(gptq["layers.0.up_proj.qzeros"].shape == Shape{32, 1376});
   CHECK(gptq["layers.0.up_proj.scales"].shape == Shape{32, 11008});
   CHECK(gptq["layers.0.up_proj.g_idx"].shape == Shape{4096});
   CHECK(gptq["layers.0.up_proj.bias"].dtype == DType::kF16);
-  std::map<std::string, StoredTensor> awq;
-  for (const auto& t : stored_form(tree, DType::kF16, scheme_of(R"({"quant_method": "awq", "bits": 4, "group_size": 128})"), 0))
-    awq[t.name] = t;
+  auto awq = stored_by_name(tree, DType::kF16, scheme_of(R"({"quant_method": "awq", "bits": 4, "group_size": 128})"), 0);
   CHECK(awq["layers.0.up_proj.qweight"].shape == Shape{4096, 1376});
   CHECK_FALSE(awq.count("layers.0.up_proj.g_idx"));
 }

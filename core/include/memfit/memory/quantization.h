@@ -54,6 +54,9 @@ struct QuantizedTensor {
 std::vector<QuantizedTensor> quantized_tensors(const TensorTree& tree, std::int64_t vocab,
                                                const QuantScheme& s);
 
+// Bytes of a tensor of this shape and dtype as stored (sub-byte dtypes packed).
+std::uint64_t stored_bytes(const Shape& shape, DType dtype);
+
 // One stored tensor of a quantized weight: `name` is the full checkpoint name.
 struct QuantPiece {
   std::string name;
