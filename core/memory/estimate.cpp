@@ -143,11 +143,13 @@ std::vector<FigureBasis> figure_bases(const Model& model) {
   std::vector<FigureBasis> out;
   out.push_back({"weights", true,
                  model.from_checkpoint ? "checkpoint headers" : "config (" + model.library + " " + model.model_type + ")"});
-  if (model.dims.value)
-    out.push_back({"kv_cache", !model.unknown_family,
-                   model.unknown_family ? "generic config keys (num_hidden_layers, num_key_value_heads, "
-                                          "head_dim, hidden_size)"
-                                        : "config (the " + model.model_type + " family's layers)"});
+  if (!model.dims.value) return out;
+  const std::string basis = model.unknown_family
+                                ? "generic config keys (num_hidden_layers, num_attention_heads, "
+                                  "num_key_value_heads, head_dim, hidden_size)"
+                                : "config (the " + model.model_type + " family's layers)";
+  out.push_back({"kv_cache", !model.unknown_family, basis});
+  out.push_back({"activations", !model.unknown_family, basis});
   return out;
 }
 

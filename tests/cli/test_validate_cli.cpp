@@ -150,11 +150,13 @@ TEST_CASE("estimate: an unknown model_type falls back to the checkpoint's header
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["source"] == "checkpoint");
   CHECK(j["parameters"] == 16 * 8 * 2 + 8 * 8 * 2 + 8);
-  REQUIRE(j["figures"].size() == 2);
+  REQUIRE(j["figures"].size() == 3);
   CHECK(j["figures"][0]["figure"] == "weights");
   CHECK(j["figures"][0]["exact"] == true);
   CHECK(j["figures"][1]["figure"] == "kv_cache");
   CHECK(j["figures"][1]["exact"] == false);
+  CHECK(j["figures"][2]["figure"] == "activations");
+  CHECK(j["figures"][2]["exact"] == false);
   auto table = run_memfit({"estimate", dir});
   REQUIRE_MESSAGE(table.exit_code == 0, table.err);
   CHECK(table.out.find("kv_cache: approximate") != std::string::npos);
@@ -178,4 +180,15 @@ TEST_CASE("estimate: an unknown model_type falls back to the checkpoint's header
   CHECK(alone.exit_code == memfit::cli::kExitUnsupported);
   CHECK_MESSAGE(alone.err.find("is a config alone") != std::string::npos, alone.err);
   fs::remove_all(dir);
+}
+
+TEST_CASE("estimate: a known family's figures are all exact") {
+  const auto dir = real_hub();
+  if (!dir) return memfit::test::skip_loudly("real-hub figures");
+  auto r = run_memfit({"estimate", *dir + "/meta-llama--Llama-3.2-3B-Instruct/config.json", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto figures = nlohmann::json::parse(r.out)["figures"];
+  REQUIRE(figures.size() == 3);
+  for (const auto& f : figures) CHECK(f["exact"] == true);
+  CHECK(figures[0]["basis"] == "config (transformers llama)");
 }
