@@ -141,6 +141,26 @@ TEST_CASE("validate ORG/NAME: the config and the index from the (mock) Hub, no s
   }
 }
 
+TEST_CASE("validate ORG/NAME without an index: model.safetensors's header by Range, shapes compared") {
+  const auto ref = memfit::test::reference_dir();
+  if (!ref) return memfit::test::skip_loudly("validate Hub single file");
+  const std::string dir = *ref + "/golden/tiny-gpt2";
+  MockHub hub;
+  hub.add_model("org/tiny-gpt2", "transformers",
+                {{"config.json", memfit::test::read_text(dir + "/config.json")},
+                 {"model.safetensors", memfit::test::read_text(dir + "/model.safetensors")}});
+  auto r = run_memfit({"validate", "org/tiny-gpt2", "--json"}, {{"HF_ENDPOINT", hub.endpoint()}});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["ok"] == true);
+  CHECK(j["index_total_size"].is_null());  // a single file states no total
+  CHECK(j["expected_total_size"] == 1089024);  // the file's tensors (test_checkpoint_cli: stored_bytes)
+  bool ranged = false;
+  for (const auto& s : hub.requests())
+    if (s.path == "/org/tiny-gpt2/resolve/main/model.safetensors") ranged = !s.range.empty();
+  CHECK(ranged);
+}
+
 TEST_CASE("estimate: an unknown model_type falls back to the checkpoint's headers, KV marked approximate") {
   const std::string dir = memfit::test::scratch_dir("validate");
   memfit::test::write_file(dir + "/config.json", kUnknownConfig);

@@ -7,7 +7,7 @@
 // `qzeros` / `g_idx`). The bytes are the ones weight_bytes() counts in memory for a quantized
 // layer — one rule serves the estimate and the checkpoint.
 //
-// It is lives in memory/, not model/: which weights a scheme converts and how many bytes they
+// It lives in memory/, not model/: which weights a scheme converts and how many bytes they
 // take are memory/'s linear_layers and quantization rules.
 #pragma once
 
