@@ -4,6 +4,7 @@
 
 #include "memfit/memory/quantization.h"
 #include "memfit/model/model_dims.h"
+#include "memfit/model/tree_builder.h"
 
 namespace memfit {
 namespace {
@@ -78,6 +79,66 @@ ModelStoredForm stored_form(const Model& model) {
   const TensorTree tree = model.from_checkpoint ? model.tree : for_era(model.tree, /*legacy=*/false);
   out.tensors = stored_form(tree, out.dtype, scheme, vocab_of(model));
   for (const auto& t : out.tensors) out.total_bytes += t.bytes;
+  return out;
+}
+
+namespace {
+
+// The config with num_hidden_layers (where text_config() finds it) raised by `extra`.
+Json with_more_layers(const Config& config, std::int64_t extra) {
+  Json json = config.json();
+  Json* node = &json;
+  if (!json.contains("num_hidden_layers") && json.contains("text_config") && json["text_config"].is_object())
+    node = &json["text_config"];
+  (*node)["num_hidden_layers"] = (*node)["num_hidden_layers"].get<std::int64_t>() + extra;
+  return json;
+}
+
+// What a DeepSeek MTP layer adds to a decoder layer (vLLM deepseek_mtp.py's
+// DeepSeekMultiTokenPredictorLayer).
+TensorTree mtp_extras(std::int64_t first, std::int64_t count, std::int64_t hidden, std::int64_t vocab) {
+  TreeBuilder b("DeepSeekMTP");
+  {
+  auto model = b.module("model", "DeepseekV3Model");
+  auto layers = b.module("layers", "ModuleList");
+  for (std::int64_t i = first; i < first + count; ++i) {
+    auto layer = b.module(std::to_string(i), "DeepSeekMultiTokenPredictorLayer");
+    auto one = [&](const char* name, const char* cls, Shape shape) {
+      auto m = b.module(name, cls);
+      b.param("weight", std::move(shape));
+    };
+    one("embed_tokens", "VocabParallelEmbedding", {vocab, hidden});
+    one("enorm", "RMSNorm", {hidden});
+    one("hnorm", "RMSNorm", {hidden});
+    one("eh_proj", "Linear", {hidden, 2 * hidden});
+    auto head = b.module("shared_head", "SharedHead");
+    one("norm", "RMSNorm", {hidden});
+    one("head", "ParallelLMHead", {vocab, hidden});
+  }
+  }
+  return b.finish();
+}
+
+}  // namespace
+
+std::vector<StoredTensor> mtp_stored_form(const Model& model) {
+  const IgnoredOnLoad ignore(model.config);
+  if (ignore.mtp_layers() == 0 || !model.has_config) return {};
+  const std::int64_t first = ignore.first_mtp_layer(), count = ignore.mtp_layers();
+  EstimateRequest req = model.request;
+  req.config_text = with_more_layers(model.config, count).dump();
+  req.checkpoint.clear();
+  req.source = EstimateRequest::Source::kConfig;
+  const Result<Model> longer = build_model(std::move(req));
+  if (!longer || !longer->dims.value) return {};
+  const ModelStoredForm form = stored_form(*longer);
+  std::vector<StoredTensor> out;
+  for (const auto& t : form.tensors)
+    if (t.name.rfind("model.layers.", 0) == 0 && ignore.matches(t.name)) out.push_back(t);
+  const ModelDims& d = *longer->dims.value;
+  for (auto& t : stored_form(mtp_extras(first, count, d.hidden, d.vocab), form.dtype,
+                             model.quantization.value, d.vocab))
+    out.push_back(std::move(t));
   return out;
 }
 

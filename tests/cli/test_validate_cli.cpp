@@ -42,6 +42,22 @@ std::string safetensors_file(const std::vector<std::pair<std::string, std::vecto
   return out + text + std::string(offset, '\0');
 }
 
+struct HubRun {
+  memfit::test::ProcessResult result;
+  std::vector<memfit::test::SeenRequest> seen;
+};
+
+// `memfit validate REPO --json` against a mock Hub serving `files` of `folder`.
+HubRun validate_on_hub(const std::string& repo, const std::string& folder, const std::vector<std::string>& files) {
+  MockHub hub;
+  std::map<std::string, std::string> served;
+  for (const auto& f : files) served[f] = memfit::test::read_text(folder + "/" + f);
+  hub.add_model(repo, "transformers", served);
+  HubRun out{run_memfit({"validate", repo, "--json"}, {{"HF_ENDPOINT", hub.endpoint()}}), {}};
+  out.seen = hub.requests();
+  return out;
+}
+
 // A decoder of a model_type no family knows, with the generic keys transformers configs share.
 const char* kUnknownConfig = R"({"model_type": "memfit_test_unknown", "architectures": ["UnknownForCausalLM"],
   "num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2, "num_key_value_heads": 1,
@@ -125,17 +141,13 @@ TEST_CASE("validate: a doctored index fails with exit 11, names and bytes") {
 TEST_CASE("validate ORG/NAME: the config and the index from the (mock) Hub, no shard read") {
   const auto dir = real_hub();
   if (!dir) return memfit::test::skip_loudly("real-hub validate Hub");
-  const std::string base = *dir + "/mistralai--Mistral-7B-Instruct-v0.3";
-  MockHub hub;
-  hub.add_model("mistralai/Mistral-7B-Instruct-v0.3", "transformers",
-                {{"config.json", memfit::test::read_text(base + "/config.json")},
-                 {"model.safetensors.index.json", memfit::test::read_text(base + "/model.safetensors.index.json")}});
-  auto r = run_memfit({"validate", "mistralai/Mistral-7B-Instruct-v0.3", "--json"}, {{"HF_ENDPOINT", hub.endpoint()}});
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const auto j = nlohmann::json::parse(r.out);
+  const HubRun run = validate_on_hub("mistralai/Mistral-7B-Instruct-v0.3", *dir + "/mistralai--Mistral-7B-Instruct-v0.3",
+                                     {"config.json", "model.safetensors.index.json"});
+  REQUIRE_MESSAGE(run.result.exit_code == 0, run.result.err);
+  const auto j = nlohmann::json::parse(run.result.out);
   CHECK(j["ok"] == true);
   CHECK(j["expected_total_size"] == j["index_total_size"]);
-  for (const auto& s : hub.requests()) {
+  for (const auto& s : run.seen) {
     CHECK(s.path.find("-of-") == std::string::npos);  // no shard
     CHECK(s.range.empty());
   }
@@ -144,19 +156,14 @@ TEST_CASE("validate ORG/NAME: the config and the index from the (mock) Hub, no s
 TEST_CASE("validate ORG/NAME without an index: model.safetensors's header by Range, shapes compared") {
   const auto ref = memfit::test::reference_dir();
   if (!ref) return memfit::test::skip_loudly("validate Hub single file");
-  const std::string dir = *ref + "/golden/tiny-gpt2";
-  MockHub hub;
-  hub.add_model("org/tiny-gpt2", "transformers",
-                {{"config.json", memfit::test::read_text(dir + "/config.json")},
-                 {"model.safetensors", memfit::test::read_text(dir + "/model.safetensors")}});
-  auto r = run_memfit({"validate", "org/tiny-gpt2", "--json"}, {{"HF_ENDPOINT", hub.endpoint()}});
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const auto j = nlohmann::json::parse(r.out);
+  const HubRun run = validate_on_hub("org/tiny-gpt2", *ref + "/golden/tiny-gpt2", {"config.json", "model.safetensors"});
+  REQUIRE_MESSAGE(run.result.exit_code == 0, run.result.err);
+  const auto j = nlohmann::json::parse(run.result.out);
   CHECK(j["ok"] == true);
   CHECK(j["index_total_size"].is_null());  // a single file states no total
   CHECK(j["expected_total_size"] == 1089024);  // the file's tensors (test_checkpoint_cli: stored_bytes)
   bool ranged = false;
-  for (const auto& s : hub.requests())
+  for (const auto& s : run.seen)
     if (s.path == "/org/tiny-gpt2/resolve/main/model.safetensors") ranged = !s.range.empty();
   CHECK(ranged);
 }

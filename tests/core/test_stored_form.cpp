@@ -229,3 +229,32 @@ TEST_CASE("ignored on load: rotary inv_freq, multi-token-prediction layers, mtp.
   const IgnoredOnLoad plain(Config(Config::parse(R"({"num_hidden_layers": 61})", "config.json"), "config.json"));
   CHECK_FALSE(plain.matches("model.layers.61.eh_proj.weight"));
 }
+
+TEST_CASE("stored form: DeepSeek-V3's multi-token-prediction layer 61, sized for total_size") {
+  // Layer 61 of the Hub checkpoint (names as vLLM's deepseek_mtp.py loads them): a decoder layer
+  // plus embed_tokens, enorm, hnorm, eh_proj, shared_head.norm and shared_head.head.
+  EstimateRequest req;
+  req.config_text = test::fixture("configs/deepseek-ai--DeepSeek-V3.json");
+  req.name = "deepseek-ai/DeepSeek-V3";
+  const Result<Model> model = build_model(req);
+  REQUIRE_MESSAGE(model.ok(), model.error().message());
+  std::map<std::string, StoredTensor> mtp;
+  for (const auto& t : mtp_stored_form(*model)) mtp[t.name] = t;
+  for (const char* leaf : {"embed_tokens.weight", "enorm.weight", "hnorm.weight", "eh_proj.weight",
+                           "shared_head.norm.weight", "shared_head.head.weight", "input_layernorm.weight",
+                           "self_attn.q_a_proj.weight", "mlp.experts.255.down_proj.weight", "mlp.gate.weight"})
+    CHECK_MESSAGE(mtp.count(std::string("model.layers.61.") + leaf), leaf);
+  CHECK_FALSE(mtp.count("model.layers.60.input_layernorm.weight"));
+  // hidden 7168, 128 × 128 blocks: eh_proj [7168, 14336] in e4m3 with [56, 112] scales.
+  CHECK(mtp["model.layers.61.eh_proj.weight"].dtype == DType::kF8_E4M3);
+  CHECK(mtp["model.layers.61.eh_proj.weight_scale_inv"].shape == Shape{56, 112});
+  CHECK(mtp["model.layers.61.shared_head.head.weight"].dtype == DType::kBF16);
+  CHECK(mtp["model.layers.61.embed_tokens.weight"].shape == Shape{129280, 7168});
+  // validate: an index naming layer 61 lists it as ignored, with its bytes counted.
+  std::vector<CheckpointTensor> names;
+  for (const auto& [name, t] : mtp) names.push_back({name, DType::kF32, {}, ""});
+  const CheckpointValidation v = validate_checkpoint(*model, names, false, std::nullopt);
+  CHECK(v.ignored.size() == mtp.size());
+  CHECK(v.unexpected.empty());
+  CHECK(v.notes.empty());  // every ignored name sized
+}

@@ -54,6 +54,15 @@ struct ModelStoredForm {
 // Throws the model's deferred quantization error.
 ModelStoredForm stored_form(const Model& model);
 
+// The stored tensors of a DeepSeek-V3-style model's multi-token-prediction layers
+// (`num_nextn_predict_layers`), which transformers does not build but Hub checkpoints hold at
+// `model.layers.{num_hidden_layers + i}`: a decoder layer like the last one (the family's tree
+// with more layers), plus embed_tokens, enorm, hnorm, eh_proj and shared_head.{norm, head} as
+// vLLM's deepseek_mtp.py registers them (VocabParallelEmbedding, RMSNorm, nn.Linear,
+// ParallelLMHead: only eh_proj is a Linear a quantizer converts). Empty when the config has none,
+// or when the family cannot build the longer model.
+std::vector<StoredTensor> mtp_stored_form(const Model& model);
+
 // Checkpoint names transformers ignores on load (`_keys_to_ignore_on_load_unexpected`), so that a
 // checkpoint holding them still loads: the rotary `inv_freq` buffers older transformers saved
 // (`….rotary_emb.inv_freq`, Llama and its descendants), multi-token-prediction weights
