@@ -137,6 +137,22 @@ void memfit_rows(const TensorTree& tree, const std::vector<int>& order,
 }
 
 // The report of `model` whose tree, narrowed to this mode's era when it came from the config, is
+// Which figures are exact: the weights always are (the checkpoint's headers, or the family's tree
+// from the config); the KV cache is a guess when no family read the config (generic keys).
+std::vector<FigureBasis> figure_bases(const Model& model) {
+  std::vector<FigureBasis> out;
+  out.push_back({"weights", true,
+                 model.from_checkpoint ? "checkpoint headers" : "config (" + model.library + " " + model.model_type + ")"});
+  if (!model.dims.value) return out;
+  const std::string basis = model.unknown_family
+                                ? "generic config keys (num_hidden_layers, num_attention_heads, "
+                                  "num_key_value_heads, head_dim, hidden_size)"
+                                : "config (the " + model.model_type + " family's layers)";
+  out.push_back({"kv_cache", !model.unknown_family, basis});
+  out.push_back({"activations", !model.unknown_family, basis});
+  return out;
+}
+
 // `tree` (model.tree itself is not read: the caller may have moved it into `tree`).
 Report report_for(const Model& model, const TensorTree& tree) {
   const EstimateRequest& req = model.request;
@@ -151,6 +167,7 @@ Report report_for(const Model& model, const TensorTree& tree) {
   report.parameters = model.parameters;
   report.notes = model.notes;
   report.comparison = model.comparison;
+  report.figures = figure_bases(model);
   const std::vector<int> order = tree.named_module_tensors();  // shared by every sizing
   if (model.from_checkpoint) {
     report.source = "checkpoint";

@@ -1,5 +1,6 @@
 #include "memfit/memory/quantization.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -12,13 +13,68 @@ namespace memfit {
 namespace {
 
 double ceil_div(double a, double b) { return std::ceil(a / b); }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::size_t n = std::char_traits<char>::length(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// `pattern` with `*` (any run of characters) matches the start of `name` up to a dot or its end:
+// transformers reads modules_to_not_convert entries as regexes matched at the start of the name
+// (gpt-oss: "model.layers.*.self_attn").
+bool glob_prefix(const char* name, const char* pattern) {
+  if (*pattern == '\0') return *name == '\0' || *name == '.';
+  if (*pattern == '*') {
+    for (const char* n = name;; ++n) {
+      if (glob_prefix(n, pattern + 1)) return true;
+      if (*n == '\0') return false;
+    }
+  }
+  if (*pattern == '.' && pattern[1] == '*') {  // regex ".*": the same as "*"
+    if (glob_prefix(name, pattern + 1)) return true;
+  }
+  return *name == *pattern && glob_prefix(name + 1, pattern + 1);
+}
 
 bool name_matches(const std::string& name, const std::string& key) {
   if (key.empty()) return false;
+  if (key.find('*') != std::string::npos) return glob_prefix(name.c_str(), key.c_str());
   if (name == key) return true;
   if (name.size() > key.size() && name.compare(name.size() - key.size() - 1, key.size() + 1, "." + key) == 0)
     return true;
   return (name + ".").find(key + ".") != std::string::npos;
+}
+
+bool skipped(const std::string& module_name, const QuantScheme& s) {
+  for (const auto& k : s.skip_modules)
+    if (name_matches(module_name, k)) return true;
+  return false;
+}
+
+std::string sibling(const std::string& name, const char* leaf) {
+  const auto dot = name.rfind('.');
+  return dot == std::string::npos ? std::string(leaf) : name.substr(0, dot + 1) + leaf;
+}
+
+Shape per_expert(std::int64_t experts, Shape shape) {
+  if (experts > 0) shape.insert(shape.begin(), experts);
+  return shape;
+}
+
+// bnb 4-bit and GGUF, whose stored pieces are not listed (quantized_pieces).
+double formula_bytes(std::int64_t in_, std::int64_t out_, const QuantScheme& s) {
+  const double in = static_cast<double>(in_), out = static_cast<double>(out_), n = in * out;
+  switch (s.method) {
+    case QuantMethod::kBnb4: {
+      const double blocks = ceil_div(n, static_cast<double>(s.bnb_blocksize));
+      const double absmax = s.double_quant ? blocks + ceil_div(blocks, 256) * 4 + 256 * 4 + 4 : blocks * 4;
+      return std::floor((n + 1) / 2) + absmax + 16 * 4;
+    }
+    case QuantMethod::kGgufQ8_0: return ceil_div(in, 32) * out * 34;  // rows of 32-value blocks
+    case QuantMethod::kGgufQ4_0: return ceil_div(in, 32) * out * 18;
+    default: return n * 2;
+  }
 }
 
 }  // namespace
@@ -56,41 +112,84 @@ bool is_quantized_by(const LinearLayer& layer, const std::string& module_name, c
   if (s.method == QuantMethod::kGgufQ8_0 || s.method == QuantMethod::kGgufQ4_0)
     return layer.is_linear() || layer.kind == LayerKind::kEmbedding;  // every matrix
   if (!layer.is_linear() || layer.output_head) return false;
-  for (const auto& k : s.skip_modules)
-    if (name_matches(module_name, k)) return false;
+  if (skipped(module_name, s)) return false;
   if ((s.method == QuantMethod::kGptq || s.method == QuantMethod::kAwq) && !layer.in_block) return false;
   return true;
 }
 
-double quantized_layer_bytes(const LinearLayer& l, const QuantScheme& s) {
-  const double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
-  const double n = in * out;
-  const double bits = s.bits;
-  const double groups = s.group_size > 0 ? ceil_div(in, static_cast<double>(s.group_size)) : 1;
-  switch (s.method) {
-    case QuantMethod::kGptq:
-      return ceil_div(in * bits, 32) * out * 4      // qweight
-             + groups * ceil_div(out * bits, 32) * 4  // qzeros
-             + groups * out * 2                       // scales (fp16)
-             + in * 4;                                // g_idx
-    case QuantMethod::kAwq:
-      return in * ceil_div(out * bits, 32) * 4 + groups * ceil_div(out * bits, 32) * 4 + groups * out * 2;
-    case QuantMethod::kBnb4: {
-      const double blocks = ceil_div(n, static_cast<double>(s.bnb_blocksize));
-      const double absmax = s.double_quant ? blocks + ceil_div(blocks, 256) * 4 + 256 * 4 + 4 : blocks * 4;
-      return std::floor((n + 1) / 2) + absmax + 16 * 4;
+std::vector<QuantizedTensor> quantized_tensors(const TensorTree& tree, std::int64_t vocab,
+                                               const QuantScheme& s) {
+  std::vector<QuantizedTensor> out;
+  for (const auto& l : linear_layers(tree, vocab))
+    if (is_quantized_by(l, tree.modules[static_cast<std::size_t>(l.module)].name, s))
+      out.push_back({l.weight, l.in, l.out, 0});
+  if (s.method == QuantMethod::kMxfp4) {
+    // Mxfp4GptOssExperts: gate_up_proj / down_proj [E, in, out] become blocks + scales; the
+    // biases stay floats.
+    for (const auto& m : tree.modules) {
+      if (!ends_with(m.class_name, "Experts") || skipped(m.name, s)) continue;
+      for (int i : m.params) {
+        const TensorInfo& t = tree.tensors[static_cast<std::size_t>(i)];
+        if (t.shape.size() == 3 && !t.is_alias() && !ends_with(t.name, "_bias"))
+          out.push_back({i, t.shape[1], t.shape[2], t.shape[0]});
+      }
     }
-    case QuantMethod::kBnb8: return n + out * 4;
-    case QuantMethod::kFp8:
-      return n + (s.fp8_block.size() == 2
-                      ? ceil_div(out, static_cast<double>(s.fp8_block[0])) *
-                            ceil_div(in, static_cast<double>(s.fp8_block[1])) * 4
-                      : 4);
-    case QuantMethod::kMxfp4: return ceil_div(in, 2) * out + ceil_div(in, 32) * out;
-    case QuantMethod::kGgufQ8_0: return ceil_div(in, 32) * out * 34;  // rows of 32-value blocks
-    case QuantMethod::kGgufQ4_0: return ceil_div(in, 32) * out * 18;
+    std::sort(out.begin(), out.end(),
+              [](const QuantizedTensor& a, const QuantizedTensor& b) { return a.tensor < b.tensor; });
   }
-  return n * 2;
+  return out;
+}
+
+std::uint64_t stored_bytes(const Shape& shape, DType dtype) {
+  std::uint64_t n = 1;
+  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
+  return n * static_cast<std::uint64_t>(dtype_bits(dtype)) / 8;
+}
+
+std::uint64_t QuantPiece::bytes() const { return stored_bytes(shape, dtype); }
+
+std::vector<QuantPiece> quantized_pieces(const std::string& name, const QuantizedTensor& q,
+                                         const QuantScheme& s) {
+  const std::int64_t in = q.in, out = q.out, e = q.experts, bits = s.bits;
+  const std::int64_t groups = s.group_size > 0 ? ceil_div(in, s.group_size) : 1;
+  switch (s.method) {
+    case QuantMethod::kGptq:  // AutoGPTQ's QuantLinear
+      return {{sibling(name, "qweight"), DType::kI32, per_expert(e, {ceil_div(in * bits, 32), out})},
+              {sibling(name, "qzeros"), DType::kI32, per_expert(e, {groups, ceil_div(out * bits, 32)})},
+              {sibling(name, "scales"), DType::kF16, per_expert(e, {groups, out})},
+              {sibling(name, "g_idx"), DType::kI32, per_expert(e, {in})}};
+    case QuantMethod::kAwq:  // AutoAWQ's WQLinear_GEMM
+      return {{sibling(name, "qweight"), DType::kI32, per_expert(e, {in, ceil_div(out * bits, 32)})},
+              {sibling(name, "qzeros"), DType::kI32, per_expert(e, {groups, ceil_div(out * bits, 32)})},
+              {sibling(name, "scales"), DType::kF16, per_expert(e, {groups, out})}};
+    case QuantMethod::kBnb8:  // bitsandbytes Linear8bitLt: Int8Params + SCB
+      return {{name, DType::kI8, per_expert(e, {out, in})}, {sibling(name, "SCB"), DType::kF32, per_expert(e, {out})}};
+    case QuantMethod::kFp8: {  // transformers' FP8Linear: a scalar scale without weight_block_size
+      Shape scale;
+      if (s.fp8_block.size() == 2) scale = {ceil_div(out, s.fp8_block[0]), ceil_div(in, s.fp8_block[1])};
+      return {{name, DType::kF8_E4M3, per_expert(e, {out, in})},
+              {name + "_scale_inv", DType::kF32, per_expert(e, scale)}};
+    }
+    case QuantMethod::kMxfp4:  // 32 values per block: 16 bytes of nibbles + one E8M0 scale
+      return {{name + "_blocks", DType::kU8, per_expert(e, {out, ceil_div(in, 32), 16})},
+              {name + "_scales", DType::kU8, per_expert(e, {out, ceil_div(in, 32)})}};
+    case QuantMethod::kBnb4:
+    case QuantMethod::kGgufQ8_0:
+    case QuantMethod::kGgufQ4_0: return {};
+  }
+  return {};
+}
+
+double quantized_tensor_bytes(const QuantizedTensor& q, const QuantScheme& s) {
+  const auto pieces = quantized_pieces("weight", q, s);
+  if (pieces.empty()) return formula_bytes(q.in, q.out, s) * static_cast<double>(std::max<std::int64_t>(q.experts, 1));
+  double bytes = 0;
+  for (const auto& p : pieces) bytes += static_cast<double>(p.bytes());
+  return bytes;
+}
+
+double quantized_layer_bytes(const LinearLayer& l, const QuantScheme& s) {
+  return quantized_tensor_bytes({l.weight, l.in, l.out, 0}, s);
 }
 
 WeightBytes weight_bytes(const TensorTree& tree, std::int64_t vocab, DType compute,
@@ -100,21 +199,19 @@ WeightBytes weight_bytes(const TensorTree& tree, std::int64_t vocab, DType compu
   opt.bool_as_bit = false;
   opt.dtype = compute;
   opt.cast_floats = true;
-  std::vector<const LinearLayer*> quantized_weight(tree.tensors.size(), nullptr);  // tensor → layer
-  std::vector<LinearLayer> layers;
+  std::vector<QuantizedTensor> quantized;
+  std::vector<const QuantizedTensor*> quantized_of(tree.tensors.size(), nullptr);  // by tensor
   if (scheme) {
-    layers = linear_layers(tree, vocab);
-    for (const auto& l : layers)
-      if (is_quantized_by(l, tree.modules[static_cast<std::size_t>(l.module)].name, *scheme))
-        quantized_weight[static_cast<std::size_t>(l.weight)] = &l;
+    quantized = quantized_tensors(tree, vocab, *scheme);
+    for (const auto& q : quantized) quantized_of[static_cast<std::size_t>(q.tensor)] = &q;
   }
   WeightBytes out;
   for (std::size_t i = 0; i < tree.tensors.size(); ++i) {
     const TensorInfo& t = tree.tensors[i];
     if (!counted(t, opt)) continue;
-    const LinearLayer* q = quantized_weight[i];
+    const QuantizedTensor* q = quantized_of[i];
     if (q && !t.is_alias()) {
-      const double b = quantized_layer_bytes(*q, *scheme);
+      const double b = quantized_tensor_bytes(*q, *scheme);
       out.bytes += b;
       out.quantized_bytes += b;
       ++out.quantized_layers;

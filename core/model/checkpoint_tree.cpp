@@ -92,12 +92,22 @@ void adopt_classes(TensorTree& checkpoint_tree, const TensorTree& config_tree) {
 TreeComparison compare_trees(const TensorTree& config_tree,
                              const std::vector<CheckpointTensor>& checkpoint,
                              std::optional<DType> expected_dtype) {
-  std::map<std::string, const TensorInfo*> expected;
-  std::set<std::string> aliases;
+  std::vector<ExpectedTensor> expected;
+  std::vector<std::string> aliases;
   for (const auto& t : config_tree.tensors) {
-    if (t.is_alias()) aliases.insert(t.name);
-    else if (t.kind == TensorKind::kParameter || t.persistent) expected[t.name] = &t;
+    if (t.is_alias()) aliases.push_back(t.name);
+    else if (t.kind == TensorKind::kParameter || t.persistent) expected.push_back({t.name, t.shape, t.dtype});
   }
+  return compare_state_dict(expected, aliases, checkpoint, expected_dtype);
+}
+
+TreeComparison compare_state_dict(const std::vector<ExpectedTensor>& expected_list,
+                                  const std::vector<std::string>& alias_list,
+                                  const std::vector<CheckpointTensor>& checkpoint,
+                                  std::optional<DType> expected_dtype, bool check_shapes) {
+  std::map<std::string, const ExpectedTensor*> expected;
+  for (const auto& t : expected_list) expected[t.name] = &t;
+  const std::set<std::string> aliases(alias_list.begin(), alias_list.end());
   std::map<std::string, const CheckpointTensor*> got;
   for (const auto& t : checkpoint) got[t.name] = &t;
 
@@ -138,7 +148,8 @@ TreeComparison compare_trees(const TensorTree& config_tree,
       continue;
     }
     seen.insert(k);
-    const TensorInfo& e = *it->second;
+    const ExpectedTensor& e = *it->second;
+    if (!check_shapes) continue;
     if (e.shape != t->shape) out.shape_mismatches.push_back({name, e.shape, t->shape});
     const DType want = (expected_dtype && is_floating(e.dtype)) ? *expected_dtype : e.dtype;
     if (want != t->dtype) out.dtype_differences.push_back({name, want, t->dtype});

@@ -101,8 +101,18 @@ void build_from_checkpoint(Model& m, std::optional<ModelDims>* dims) {
                                       cmp.shape_mismatches.size(), cmp.shape_mismatches.front().name));
       m.comparison = std::move(cmp);
     } catch (const Error& e) {
-      m.notes.push_back("the config could not be used (" + e.message() +
-                        "); repeated blocks of the checkpoint are the no-split units");
+      if (e.code() == ErrorCode::kUnknownModelType) {
+        m.unknown_family = true;
+        m.model_type = m.config.string_or({"model_type"}, "");
+        m.notes.push_back(fmt::format(
+            "model_type '{}' is not supported: the weights are exact, from the checkpoint's headers; "
+            "the KV cache and activations are approximate, from the config's generic keys "
+            "(num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, hidden_size)",
+            m.model_type));
+      } else {
+        m.notes.push_back("the config could not be used (" + e.message() +
+                          "); repeated blocks of the checkpoint are the no-split units");
+      }
     }
   } else {
     m.notes.push_back("no config: repeated blocks of the checkpoint are the no-split units");

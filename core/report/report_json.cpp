@@ -13,20 +13,49 @@ nlohmann::ordered_json number(double v) {
 
 }  // namespace
 
+namespace {
+
+nlohmann::ordered_json shape_mismatches_json(const std::vector<ShapeMismatch>& list) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& m : list) out.push_back({{"name", m.name}, {"expected", m.expected}, {"got", m.got}});
+  return out;
+}
+
+nlohmann::ordered_json dtype_differences_json(const std::vector<DtypeDifference>& list) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& d : list)
+    out.push_back({{"name", d.name},
+                   {"expected", std::string(safetensors_name(d.expected))},
+                   {"got", std::string(safetensors_name(d.got))}});
+  return out;
+}
+
+}  // namespace
+
 nlohmann::ordered_json comparison_to_json(const TreeComparison& c) {
   nlohmann::ordered_json j;
   j["matches"] = c.matches();
   j["missing"] = c.missing;
   j["unexpected"] = c.unexpected;
-  j["shape_mismatches"] = nlohmann::ordered_json::array();
-  for (const auto& m : c.shape_mismatches)
-    j["shape_mismatches"].push_back({{"name", m.name}, {"expected", m.expected}, {"got", m.got}});
-  j["dtype_differences"] = nlohmann::ordered_json::array();
-  for (const auto& d : c.dtype_differences)
-    j["dtype_differences"].push_back({{"name", d.name},
-                                      {"expected", std::string(safetensors_name(d.expected))},
-                                      {"got", std::string(safetensors_name(d.got))}});
+  j["shape_mismatches"] = shape_mismatches_json(c.shape_mismatches);
+  j["dtype_differences"] = dtype_differences_json(c.dtype_differences);
   if (!c.prefix_note.empty()) j["prefix_note"] = c.prefix_note;
+  return j;
+}
+
+nlohmann::ordered_json validation_to_json(const CheckpointValidation& v) {
+  nlohmann::ordered_json j;
+  j["ok"] = v.ok();
+  j["missing"] = v.missing;
+  j["unexpected"] = v.unexpected;
+  j["ignored"] = v.ignored;
+  j["shape_mismatches"] = shape_mismatches_json(v.shape_mismatches);
+  j["expected_total_size"] = v.expected_total_size;
+  j["index_total_size"] = v.index_total_size ? nlohmann::ordered_json(*v.index_total_size) : nullptr;
+  j["dtype_differences"] = dtype_differences_json(v.dtype_differences);
+  j["dtype"] = v.dtype;
+  if (!v.prefix_note.empty()) j["prefix_note"] = v.prefix_note;
+  j["notes"] = v.notes;
   return j;
 }
 
@@ -71,6 +100,9 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   out["module_sizes"] = std::move(sizes);
   out["notes"] = r.notes;
   if (r.comparison) out["comparison"] = comparison_to_json(*r.comparison);
+  out["figures"] = nlohmann::ordered_json::array();
+  for (const auto& f : r.figures)
+    out["figures"].push_back({{"figure", f.figure}, {"exact", f.exact}, {"basis", f.basis}});
   return out;
 }
 

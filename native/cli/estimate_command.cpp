@@ -1,5 +1,6 @@
 #include "estimate_command.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -50,6 +51,9 @@ void print_memfit_details(const Report& r, const checkpoint::Checkpoint* checkpo
     fmt::print("training {} (AdamW, mixed precision): {} = {}\n", row.dtype, parts, row.training);
   }
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
+  const bool guessed = std::any_of(r.figures.begin(), r.figures.end(), [](const FigureBasis& f) { return !f.exact; });
+  for (const auto& f : r.figures)
+    if (guessed) fmt::print("{}: {}, from {}\n", f.figure, f.exact ? "exact" : "approximate", f.basis);
 }
 
 // The will-it-run options of the command line (0 / "": not given, RunOptions' default);
@@ -92,6 +96,28 @@ RunOptions run_options(const EstimateArgs& a) {
     o.train = t;
   }
   return o;
+}
+
+// The checkpoint an unknown model_type falls back to: a Hub repo's headers by Range (safetensors,
+// else .bin). Without weights, `unknown`'s error gains what was looked for.
+checkpoint::Checkpoint fallback_checkpoint(hub::HubClient& client, const std::string& model,
+                                           const ModelSource& src, const Error& unknown) {
+  if (src.origin == "hub") {
+    try {
+      return checkpoint::open_hub_checkpoint(client, model);
+    } catch (const Failure& f) {
+      if (f.kind != FailureKind::kEntryNotFound) throw;
+      throw Error(unknown.code(), fmt::format("{}; exact sizes from the checkpoint were tried instead, "
+                                              "but {}", unknown.message(), f.message));
+    }
+  }
+  if (src.origin == "file")
+    throw Error(unknown.code(), fmt::format("{}; {} is a config alone: give its model folder or Hub id "
+                                            "for exact sizes from the checkpoint's headers",
+                                            unknown.message(), model));
+  throw Error(unknown.code(),
+              fmt::format("{}; exact sizes from the checkpoint were tried instead, but {} has no "
+                          "safetensors or .bin weights", unknown.message(), model));
 }
 
 }  // namespace
@@ -137,21 +163,34 @@ int run_estimate(const EstimateArgs& args) {
     if (args.source == "checkpoint" && !checkpoint)
       throw CliError{kExitFile, fmt::format("{}: --source checkpoint, but no safetensors or .bin "
                                             "weights were found (a Hub id needs --exact)", args.model)};
-    EstimateRequest req = model_request(src, args.compat, args.class_name);
-    req.dtypes = args.dtypes;
-    if (checkpoint) {
-      // A .bin keeps tied weights under both names (one storage); safetensors keep the first only.
-      req.checkpoint = checkpoint->untied_tree_tensors();
-      req.checkpoint_format = checkpoint::format_name(checkpoint->format);
-      req.source = EstimateRequest::Source::kCheckpoint;
-      for (const auto& w : checkpoint->warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
-    }
+    auto request = [&] {
+      EstimateRequest req = model_request(src, args.compat, args.class_name);
+      req.dtypes = args.dtypes;
+      if (checkpoint) {
+        // A .bin keeps tied weights under both names (one storage); safetensors keep the first only.
+        req.checkpoint = checkpoint->untied_tree_tensors();
+        req.checkpoint_format = checkpoint::format_name(checkpoint->format);
+        req.source = EstimateRequest::Source::kCheckpoint;
+        for (const auto& w : checkpoint->warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
+      }
+      return req;
+    };
     auto fail = [&](const Error& e) {
       if (args.json) fmt::print(stderr, "{}\n", error_to_json(Error(e.code(), cli_message(e))).dump());
       else fmt::print(stderr, "memfit: error: {}\n", cli_message(e));
       return exit_code_for(e.code());
     };
-    const Result<Model> model = build_model(std::move(req));  // the config is parsed here, once
+    Result<Model> model = build_model(request());  // the config is parsed here, once
+    // An unknown model_type is never a dead end: a Hub repo's weights give exact sizes by Range
+    // (a folder's were read above already). Without any, the error says what was tried.
+    if (!model && model.error().code() == ErrorCode::kUnknownModelType && !checkpoint && want_checkpoint &&
+        args.source == "auto") {
+      Result<checkpoint::Checkpoint> fallback =
+          capture([&] { return fallback_checkpoint(client, args.model, src, model.error()); });
+      if (!fallback) return fail(fallback.error());
+      checkpoint = std::move(fallback).value();
+      model = build_model(request());
+    }
     if (!model) return fail(model.error());
     const Result<Report> report = estimate(*model);
     if (!report) return fail(report.error());

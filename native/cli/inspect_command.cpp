@@ -15,13 +15,10 @@
 #include "open_checkpoint.h"
 
 namespace memfit::cli {
-namespace {
-
-using checkpoint::Checkpoint;
 
 // A local path is read from disk (either format); anything else that looks like a repo id from
 // the Hub (safetensors: a .bin read by Range has no file offsets to show).
-Checkpoint load_checkpoint(const std::string& target) {
+checkpoint::Checkpoint load_checkpoint(const std::string& target) {
   std::error_code ec;
   if (std::filesystem::exists(target, ec)) return checkpoint::open_checkpoint(target);
   if (!hub::looks_like_repo_id(target))
@@ -31,6 +28,10 @@ Checkpoint load_checkpoint(const std::string& target) {
 }
 
 std::string shape_text(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+namespace {
+
+using checkpoint::Checkpoint;
 
 void print_text(const Checkpoint& ck) {
   std::uint64_t total = 0, count = 0;
@@ -135,44 +136,6 @@ int run_inspect(const InspectArgs& args) {
     if (args.json) fmt::print("{}\n", to_json(ck).dump(2));
     else print_text(ck);
     return int{kExitOk};
-  });
-}
-
-int run_validate(const ValidateArgs& args) {
-  return guarded([&] {
-    hub::HubClient client(hub::HubOptions::from_environment());
-    const ModelSource src = resolve_model(args.config, {"", ""}, &client);
-    const std::vector<CheckpointTensor> tensors = load_checkpoint(args.checkpoint).tree_tensors();
-    EstimateRequest req;
-    req.config_text = src.config_text;
-    req.name = src.name;
-    req.library = src.library;
-    req.class_override = args.class_name;
-    const Result<Model> model = build_model(std::move(req));
-    if (!model) cli_raise(model.error());
-    std::optional<DType> stored;
-    if (auto td = model->config.string_opt({"torch_dtype"})) stored = dtype_from_name(*td);
-    const TreeComparison c = compare_trees(model->tree, tensors, stored);
-    if (args.json) {
-      auto j = comparison_to_json(c);
-      j["model_class"] = model->class_name();
-      fmt::print("{}\n", j.dump(2));
-    } else {
-      fmt::print("{} vs {} ({}):\n", args.config, args.checkpoint, model->class_name());
-      if (!c.prefix_note.empty()) fmt::print("  note: {}\n", c.prefix_note);
-      for (const auto& n : c.missing) fmt::print("  missing:    {}\n", n);
-      for (const auto& n : c.unexpected) fmt::print("  unexpected: {}\n", n);
-      for (const auto& m : c.shape_mismatches)
-        fmt::print("  shape:      {} is {} in the checkpoint; the config implies {}\n", m.name,
-                   shape_text(m.got), shape_text(m.expected));
-      for (const auto& d : c.dtype_differences)
-        fmt::print("  dtype:      {} is {} (expected {}; loading casts it)\n", d.name,
-                   safetensors_name(d.got), safetensors_name(d.expected));
-      fmt::print("{}: {} missing, {} unexpected, {} shape mismatches, {} dtype differences\n",
-                 c.matches() ? "OK" : "MISMATCH", c.missing.size(), c.unexpected.size(),
-                 c.shape_mismatches.size(), c.dtype_differences.size());
-    }
-    return int{c.matches() ? kExitOk : kExitMismatch};
   });
 }
 

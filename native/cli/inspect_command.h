@@ -1,7 +1,9 @@
-// native/cli/inspect_command.h — `memfit inspect` and `memfit validate`.
+// native/cli/inspect_command.h — `memfit inspect`.
 #pragma once
 
 #include <string>
+
+#include "checkpoint.h"
 
 namespace memfit::cli {
 
@@ -11,12 +13,8 @@ struct InspectArgs {
 };
 int run_inspect(const InspectArgs& args);
 
-struct ValidateArgs {
-  std::string config;      // config.json | DIR | org/model
-  std::string checkpoint;  // FILE.safetensors | index.json | DIR | org/model
-  std::string class_name;
-  bool json = false;
-};
-int run_validate(const ValidateArgs& args);
+// A checkpoint file or folder (either format), else a Hub repo's safetensors headers by Range.
+checkpoint::Checkpoint load_checkpoint(const std::string& target);
+std::string shape_text(const Shape& s);  // "[4096, 11008]"
 
 }  // namespace memfit::cli

@@ -4,6 +4,7 @@
 
 #include "estimate_command.h"
 #include "inspect_command.h"
+#include "validate_command.h"
 #include "plan_command.h"
 #include "shard_command.h"
 #include "exit_codes.h"
@@ -76,10 +77,11 @@ int main(int argc, char** argv) {
 
   memfit::cli::ValidateArgs val;
   CLI::App* validate = app.add_subcommand(
-      "validate", "Compare a checkpoint with the tensors its config implies, by name");
-  validate->add_option("config", val.config, "config.json, model folder, or org/name")->required();
-  validate->add_option("checkpoint", val.checkpoint, "FILE.safetensors, index.json, folder, or org/name")
+      "validate", "Compare a checkpoint (or its bare index.json) with the tensors and bytes its config implies");
+  validate->add_option("config", val.config, "config.json, model folder, or org/name (alone: its config and index)")
       ->required();
+  validate->add_option("checkpoint", val.checkpoint,
+                       "model.safetensors.index.json, FILE.safetensors, folder, or org/name");
   validate->add_option("--class", val.class_name, "model class (default: architectures[0])");
   validate->add_flag("--json", val.json, "print JSON");
 

@@ -1,18 +1,17 @@
 // Real Hub repos of current models (../shared/reference/real-hub: config.json and the real
-// model.safetensors.index.json): the state dict memfit's tree implies must carry exactly the
-// index's tensor names, and its bytes at the config's torch_dtype must be the index's
-// metadata.total_size.
+// model.safetensors.index.json): the stored form memfit derives from the config (names, and
+// bytes at the config's dtype with quantized weights as their pieces: core's
+// memfit/memory/stored_form.h, the code behind `memfit validate`) must carry exactly the index's
+// tensor names, and its bytes must be the index's metadata.total_size.
 //
 // Names the index holds that transformers ignores on load are not counted against the tree:
-// Llama's 4.40-era `rotary_emb.inv_freq` (LlamaPreTrainedModel._keys_to_ignore_on_load_unexpected);
-// their bytes are in total_size all the same.
+// Llama's 4.40-era `rotary_emb.inv_freq` (_keys_to_ignore_on_load_unexpected); their bytes are
+// in total_size all the same.
 // A repo whose model_type memfit does not know yet is listed loudly, not compared; a run that
 // compares no repo at all fails.
 #include <doctest/doctest.h>
 
-#include <regex>
-#include <set>
-
+#include "memfit/memory/checkpoint_validation.h"
 #include "memfit/model/model.h"
 #include "support/parity.h"
 #include "support/reference.h"
@@ -21,11 +20,6 @@ using namespace memfit;
 using namespace memfit::test;
 
 namespace {
-
-bool ignored_on_load(const std::string& name) {
-  static const std::regex kIgnored(R"(.*\.rotary_emb\.inv_freq$)");
-  return std::regex_match(name, kIgnored);
-}
 
 // Returns false when the model type is not supported (nothing compared).
 bool check_repo(const std::string& dir, const std::string& repo) {
@@ -39,46 +33,17 @@ bool check_repo(const std::string& dir, const std::string& repo) {
     return false;
   }
   REQUIRE_MESSAGE(model.ok(), model.error().message());
-  const TensorTree tree = for_era(model->tree, /*legacy=*/false);
   const OJson index = read_reference_json(dir + "/model.safetensors.index.json");
-  // Ignored names still take their bytes in total_size: the 4.40 tree knows their shapes (the
-  // per-layer rotary inv_freq, float32, saved by transformers before 4.41).
-  const TensorTree legacy = for_era(model->tree, /*legacy=*/true);
-  std::set<std::string> stored;
-  std::uint64_t ignored_bits = 0;
-  for (const auto& entry : index.at("weight_map").items()) {
-    const std::string name = entry.key();  // clang 14: a structured binding cannot be captured
-    if (!ignored_on_load(name)) {
-      stored.insert(name);
-      continue;
-    }
-    const int t = legacy.find_tensor(name);
-    REQUIRE_MESSAGE(t >= 0, "ignored index tensor " << name << " is unknown to the 4.40 tree too");
-    ignored_bits += legacy.tensors[static_cast<std::size_t>(t)].numel *
-                    static_cast<std::uint64_t>(dtype_bits(legacy.tensors[static_cast<std::size_t>(t)].dtype));
-  }
-
-  const auto td = model->config.string_opt({"torch_dtype", "dtype"});
-  REQUIRE_MESSAGE(td.has_value(), "config has no torch_dtype");
-  const auto dtype = dtype_from_name(*td);
-  REQUIRE(dtype.has_value());
-  std::set<std::string> ours;
-  std::uint64_t bits = 0;
-  for (const auto& t : tree.tensors) {
-    if (t.is_alias() || (t.kind == TensorKind::kBuffer && !t.persistent)) continue;
-    ours.insert(t.name);
-    bits += t.numel * static_cast<std::uint64_t>(is_floating(t.dtype) ? dtype_bits(*dtype) : dtype_bits(t.dtype));
-  }
-  std::vector<std::string> missing, unexpected;
-  for (const auto& n : ours)
-    if (!stored.count(n)) missing.push_back(n);
-  for (const auto& n : stored)
-    if (!ours.count(n)) unexpected.push_back(n);
-  CHECK_MESSAGE(missing.empty(), missing.size() << " tensors of the tree not in the index, e.g. "
-                                                << (missing.empty() ? "" : missing.front()));
-  CHECK_MESSAGE(unexpected.empty(), unexpected.size() << " index tensors not in the tree, e.g. "
-                                                      << (unexpected.empty() ? "" : unexpected.front()));
-  CHECK((bits + ignored_bits) / 8 == index.at("metadata").at("total_size").get<std::uint64_t>());
+  std::vector<CheckpointTensor> names;
+  for (const auto& entry : index.at("weight_map").items()) names.push_back({entry.key(), DType::kF32, {}, ""});
+  const auto total = index.at("metadata").at("total_size").get<std::uint64_t>();
+  const CheckpointValidation v = validate_checkpoint(*model, names, /*have_headers=*/false, total);
+  CHECK_MESSAGE(v.missing.empty(), v.missing.size() << " tensors of the tree not in the index, e.g. "
+                                                  << (v.missing.empty() ? "" : v.missing.front()));
+  CHECK_MESSAGE(v.unexpected.empty(), v.unexpected.size() << " index tensors not in the tree, e.g. "
+                                                        << (v.unexpected.empty() ? "" : v.unexpected.front()));
+  CHECK_MESSAGE(v.expected_total_size == total, "stored form at " << v.dtype);
+  CHECK(v.ok());
   return true;
 }
 

@@ -28,6 +28,14 @@ struct ReportRow {
   std::string largest_layer, total, training;  // formatted as accelerate does
 };
 
+// Where one figure of a report comes from: exact (the checkpoint's headers, or the family's
+// tree from the config) or a guess (an unknown family's generic config keys).
+struct FigureBasis {
+  std::string figure;  // "weights", "kv_cache"
+  bool exact = true;
+  std::string basis;   // "checkpoint headers", "generic config keys (num_hidden_layers, …)"
+};
+
 struct Report {
   std::string name;
   std::string library;
@@ -44,6 +52,7 @@ struct Report {
   double stored_bytes = 0;         // checkpoint source: bytes of the tensors as stored
   std::string checkpoint_format;   // checkpoint source: EstimateRequest::checkpoint_format
   std::optional<TreeComparison> comparison;  // config vs checkpoint, when both are known
+  std::vector<FigureBasis> figures;  // which figures are exact and which are guesses
 };
 
 Result<Report> estimate(const Model& model);

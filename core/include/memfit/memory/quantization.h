@@ -42,6 +42,40 @@ bool is_quantized_by(const LinearLayer& layer, const std::string& module_name, c
 // Bytes of one quantized layer's weight and its quantization constants (the bias is not included).
 double quantized_layer_bytes(const LinearLayer& layer, const QuantScheme& s);
 
+// A tensor of the tree that a scheme stores quantized: a Linear's 2-D weight, or (MXFP4) a 3-D
+// expert parameter [experts, in, out] of an `…Experts` module (gpt-oss's GptOssExperts, which
+// transformers' integrations/mxfp4.py replaces with Mxfp4GptOssExperts).
+struct QuantizedTensor {
+  int tensor = -1;               // index into tree.tensors
+  std::int64_t in = 0, out = 0;  // per expert for a 3-D parameter
+  std::int64_t experts = 0;      // 0: a 2-D Linear weight
+};
+// The tensors a scheme quantizes, in tree order (modules_to_not_convert honoured).
+std::vector<QuantizedTensor> quantized_tensors(const TensorTree& tree, std::int64_t vocab,
+                                               const QuantScheme& s);
+
+// Bytes of a tensor of this shape and dtype as stored (sub-byte dtypes packed).
+std::uint64_t stored_bytes(const Shape& shape, DType dtype);
+
+// One stored tensor of a quantized weight: `name` is the full checkpoint name.
+struct QuantPiece {
+  std::string name;
+  DType dtype = DType::kU8;
+  Shape shape;
+  std::uint64_t bytes() const;
+};
+// How the checkpoint stores a quantized tensor `name` (`<module>.weight`, or an expert parameter
+// `<module>.gate_up_proj`), as the quantizer's module registers it:
+//   GPTQ   <module>.qweight, .qzeros, .scales, .g_idx     AWQ  <module>.qweight, .qzeros, .scales
+//   fp8    <name> F8_E4M3 + <name>_scale_inv F32          bnb 8-bit  <name> I8 + <module>.SCB
+//   MXFP4  <name>_blocks U8 [E, out, in/32, 16] + <name>_scales U8 [E, out, in/32]
+// Empty for bnb 4-bit (its packed quant_state blob has no size the config tells) and GGUF (not a
+// safetensors layout): those are sized by formula only.
+std::vector<QuantPiece> quantized_pieces(const std::string& name, const QuantizedTensor& q,
+                                         const QuantScheme& s);
+// Bytes of a quantized tensor and its constants: the pieces' bytes where they are known.
+double quantized_tensor_bytes(const QuantizedTensor& q, const QuantScheme& s);
+
 struct WeightBytes {
   double bytes = 0;            // everything the model holds in memory
   double quantized_bytes = 0;  // of which quantized layers (weights + constants)

@@ -64,6 +64,19 @@ TreeComparison compare_trees(const TensorTree& config_tree,
                              const std::vector<CheckpointTensor>& checkpoint,
                              std::optional<DType> expected_dtype);
 
+// One tensor a state dict is expected to hold (its dtype as stored).
+struct ExpectedTensor {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::kF32;
+};
+// compare_trees over a list of expected tensors; `aliases` are names a checkpoint may store
+// besides (tied copies). `check_shapes` false: names only (an index without its shards' headers).
+TreeComparison compare_state_dict(const std::vector<ExpectedTensor>& expected,
+                                  const std::vector<std::string>& aliases,
+                                  const std::vector<CheckpointTensor>& checkpoint,
+                                  std::optional<DType> expected_dtype, bool check_shapes = true);
+
 // Parameters a checkpoint represents: packed GPTQ/AWQ int32 weights (`*.qweight`) unpacked with
 // quantization_config.bits, bitsandbytes 4-bit weights ×2, and quantization constants (scales,
 // zeros, g_idx, absmax, quant_map, quant_state) not counted.

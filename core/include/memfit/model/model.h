@@ -32,6 +32,9 @@ struct Model {
   // stored dtypes with the config's class names adopted.
   TensorTree tree;
   bool from_checkpoint = false;
+  // memfit's exact path over a model_type no family knows: the weights are the checkpoint's
+  // (exact), the dimensions the generic reader's guesses from the config's usual keys.
+  bool unknown_family = false;
   std::optional<TreeComparison> comparison;  // config vs checkpoint, when both are known
   std::uint64_t parameters = 0;  // unique parameters as the report counts them
   // The dimensions, filled by the family from the reads that built its tree (the generic reader
