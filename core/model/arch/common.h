@@ -38,3 +38,15 @@ void require_divisible(const Config& c, std::int64_t a, const char* a_key, std::
                        const char* b_key);
 
 }  // namespace memfit::arch
+
+namespace memfit::arch {
+
+// transformers 5 moves rope_theta, rope_type and partial_rotary_factor into `rope_parameters`
+// (configs saved by 4.x keep them at the top level, with `rope_scaling`): the key from
+// `rope_parameters` when it is there, else from the top level, else `fallback`.
+double rope_number(const Config& c, const char* key, double fallback);
+// RoPE as model_dims.h's read_rope, from either layout; a rope_type of "default" (or
+// transformers' "mrope", which it turns into "default") is no scaling.
+RopeDims read_rope_any(const Config& c, double theta_default, std::int64_t rotary_dims);
+
+}  // namespace memfit::arch
