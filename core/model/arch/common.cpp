@@ -72,4 +72,13 @@ RopeDims read_rope_any(const Config& c, double theta_default, std::int64_t rotar
   return r;
 }
 
+std::optional<std::vector<std::string>> layer_types(const Config& c, std::int64_t layers) {
+  auto types = c.string_list({"layer_types"});
+  if (types && static_cast<std::int64_t>(types->size()) != layers)
+    throw Error(ErrorCode::kInvalidValue,
+                fmt::format("{}: 'layer_types' has {} entries for {} layers ('num_hidden_layers')",
+                            c.where(), types->size(), layers));
+  return types;
+}
+
 }  // namespace memfit::arch

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "memfit/error.h"
 #include "memfit/model/arch.h"
@@ -48,5 +50,9 @@ double rope_number(const Config& c, const char* key, double fallback);
 // RoPE as model_dims.h's read_rope, from either layout; a rope_type of "default" (or
 // transformers' "mrope", which it turns into "default") is no scaling.
 RopeDims read_rope_any(const Config& c, double theta_default, std::int64_t rotary_dims);
+
+// `layer_types`, checked to hold one entry per layer (kInvalidValue naming both keys); nullopt
+// when the config has none.
+std::optional<std::vector<std::string>> layer_types(const Config& c, std::int64_t layers);
 
 }  // namespace memfit::arch

@@ -56,15 +56,11 @@ void moe(TreeBuilder& b, const DecoderDims& d, std::int64_t experts) {
 // Per layer, whether it slides: layer_types, else GptOssConfig's alternation.
 std::vector<bool> sliding_layers(const Config& c, std::int64_t layers) {
   std::vector<bool> sliding(static_cast<std::size_t>(layers));
-  const auto types = c.string_list({"layer_types"});
+  const auto types = layer_types(c, layers);
   if (!types) {
     for (std::int64_t i = 0; i < layers; ++i) sliding[static_cast<std::size_t>(i)] = (i + 1) % 2 != 0;
     return sliding;
   }
-  if (static_cast<std::int64_t>(types->size()) != layers)
-    throw Error(ErrorCode::kInvalidValue,
-                fmt::format("{}: 'layer_types' has {} entries for {} layers ('num_hidden_layers')",
-                            c.where(), types->size(), layers));
   for (std::size_t i = 0; i < types->size(); ++i) {
     const std::string& t = (*types)[i];
     if (t != "sliding_attention" && t != "full_attention")

@@ -20,11 +20,7 @@ LinearAttentionDims read_linear_attention(const Config& c) {
 
 std::vector<bool> linear_layers(const Config& c, std::int64_t layers) {
   std::vector<bool> linear(static_cast<std::size_t>(layers));
-  if (auto types = c.string_list({"layer_types"})) {
-    if (static_cast<std::int64_t>(types->size()) != layers)
-      throw Error(ErrorCode::kInvalidValue,
-                  fmt::format("{}: 'layer_types' has {} entries for {} layers ('num_hidden_layers')",
-                              c.where(), types->size(), layers));
+  if (auto types = layer_types(c, layers)) {
     for (std::size_t i = 0; i < types->size(); ++i) {
       const std::string& t = (*types)[i];
       if (t == "linear_attention" || t == "mamba") linear[i] = true;
