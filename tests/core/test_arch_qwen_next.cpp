@@ -273,7 +273,8 @@ TEST_CASE("gpt_oss: sinks, dequantized 3-D experts and the sliding/full alternat
   }
   // Without layer_types, GptOssConfig alternates the same way (not every layer sliding, as the
   // generic sliding_window rule would have it).
-  const ModelDims& defaults = dims_of(model_of(gpt_oss(4, 4, false)));
+  const Model alternating = model_of(gpt_oss(4, 4, false));
+  const ModelDims& defaults = dims_of(alternating);
   CHECK(defaults.per_layer[0].attention == AttentionKind::kSliding);
   CHECK(defaults.per_layer[1].attention == AttentionKind::kFull);
   CHECK(defaults.per_layer[2].attention == AttentionKind::kSliding);
