@@ -5,6 +5,8 @@
 // - the real config.json files in ../shared/reference/real-hub, and Qwen2.5-VL-7B-Instruct's real
 //   model.safetensors.index.json (its total_size: 16,584,333,312 bytes of bf16 = 8,292,166,656
 //   parameters);
+// - the parameter count the Hub shows for Qwen/Qwen2-VL-7B-Instruct (8.29B), on its public
+//   config's dimensions;
 // - model cards: Qwen3-Next-80B-A3B "80B in total and 3B activated", "79B non-embedding";
 //   Qwen3.5-27B "27B"; gpt-oss (OpenAI's model card, table 1): gpt-oss-20b 20.91B total, 3.61B
 //   active, gpt-oss-120b 116.83B total, 5.13B active — OpenAI counts active parameters without
@@ -218,17 +220,32 @@ TEST_CASE("qwen2_5_vl: Qwen2.5-VL-7B-Instruct's real config gives its real index
   CHECK_FALSE(d.per_layer[0].rope.scaled);  // "mrope" is the default rotary, split three ways
 }
 
-TEST_CASE("qwen2_vl: the Qwen2-VL tower (LayerNorm, fc1/fc2 of embed_dim × mlp_ratio) under its own names") {
+TEST_CASE("qwen2_vl: Qwen2-VL-7B-Instruct's dimensions give the Hub's 8.29B; its tower under its own names") {
+  // Qwen/Qwen2-VL-7B-Instruct's public config.json (text keys at the top level, as 4.45 saved it).
   const Model m = model_of(R"({"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"],
+      "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+      "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768,
+      "rope_theta": 1000000.0, "sliding_window": 32768, "use_sliding_window": false, "max_window_layers": 28,
+      "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+      "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+      "vision_config": {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "in_chans": 3,
+                        "hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2,
+                        "spatial_patch_size": 14, "temporal_patch_size": 2}})",
+                           "Qwen/Qwen2-VL-7B-Instruct");
+  CHECK(billions(static_cast<double>(m.parameters), 2) == 8.29);
+  CHECK(tensor(m.tree, "visual.blocks.31.mlp.fc1.weight").shape == Shape{5120, 1280});
+  CHECK(tensor(m.tree, "visual.blocks.31.norm1.bias").shape == Shape{1280});
+  CHECK(tensor(m.tree, "visual.merger.ln_q.bias").shape == Shape{1280});
+  CHECK(tensor(m.tree, "visual.merger.mlp.2.weight").shape == Shape{3584, 5120});
+  CHECK(tensor(m.tree, "model.layers.0.self_attn.k_proj.bias").shape == Shape{512});
+  CHECK(m.tree.find_tensor("model.layers.0.self_attn.o_proj.bias") < 0);
+
+  // Tied embeddings (Qwen2-VL-2B): the head is the embedding under the stored name.
+  const Model tied = model_of(R"({"model_type": "qwen2_vl", "architectures": ["Qwen2VLForConditionalGeneration"],
       "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
       "num_key_value_heads": 2, "vocab_size": 1000, "tie_word_embeddings": true,
-      "vision_config": {"depth": 2, "embed_dim": 64, "hidden_size": 256, "mlp_ratio": 4, "num_heads": 4,
-                        "in_chans": 3, "patch_size": 14}})");
-  CHECK(tensor(m.tree, "visual.blocks.1.mlp.fc1.weight").shape == Shape{256, 64});
-  CHECK(tensor(m.tree, "visual.blocks.1.norm1.bias").shape == Shape{64});
-  CHECK(tensor(m.tree, "visual.merger.ln_q.bias").shape == Shape{64});
-  CHECK(tensor(m.tree, "visual.merger.mlp.2.weight").shape == Shape{256, 256});
-  CHECK(tensor(m.tree, "lm_head.weight").is_alias());
+      "vision_config": {"depth": 1, "embed_dim": 64, "hidden_size": 256, "num_heads": 4}})");
+  CHECK(tensor(tied.tree, "lm_head.weight").is_alias());
 }
 
 TEST_CASE("gpt_oss: gpt-oss-20b and -120b give OpenAI's published total and active counts") {
