@@ -85,7 +85,7 @@ ModelDims model_dims(const Config& c, const DecoderDims& d, std::int64_t experts
       m.per_layer[i].attention = AttentionKind::kSliding;
       m.per_layer[i].window = window;
     }
-    m.window_rule = c.has("layer_types") ? "layer_types" : "gpt-oss alternation";
+    m.window_rule = c.has("layer_types") ? "layer_types" : "layer_types (GptOssConfig default)";
   } catch (const Error& e) {
     m.attention_error = e;
   }
