@@ -46,3 +46,39 @@ std::int64_t num_labels(const Config& c) {
 }
 
 }  // namespace memfit::arch
+
+namespace memfit::arch {
+
+double rope_number(const Config& c, const char* key, double fallback) {
+  if (auto it = c.json().find("rope_parameters"); it != c.json().end() && it->is_object())
+    if (auto v = it->find(key); v != it->end() && v->is_number()) return v->get<double>();
+  return c.number_or({key}, fallback);
+}
+
+RopeDims read_rope_any(const Config& c, double theta_default, std::int64_t rotary_dims) {
+  RopeDims r = read_rope(c, theta_default, rotary_dims);
+  if (auto it = c.json().find("rope_parameters"); it != c.json().end() && it->is_object()) {
+    r.theta = rope_number(c, "rope_theta", r.theta);
+    if (auto t = it->find("rope_type"); t != it->end() && t->is_string()) r.scaling_type = t->get<std::string>();
+    if (auto f = it->find("factor"); f != it->end() && f->is_number()) r.factor = f->get<double>();
+  }
+  if (r.scaling_type == "default" || r.scaling_type == "mrope") {
+    r.scaled = false;
+    r.scaling_type.clear();
+    r.factor = 1;
+  } else if (!r.scaling_type.empty()) {
+    r.scaled = true;
+  }
+  return r;
+}
+
+std::optional<std::vector<std::string>> layer_types(const Config& c, std::int64_t layers) {
+  auto types = c.string_list({"layer_types"});
+  if (types && static_cast<std::int64_t>(types->size()) != layers)
+    throw Error(ErrorCode::kInvalidValue,
+                fmt::format("{}: 'layer_types' has {} entries for {} layers ('num_hidden_layers')",
+                            c.where(), types->size(), layers));
+  return types;
+}
+
+}  // namespace memfit::arch

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "memfit/error.h"
 #include "memfit/model/arch.h"
@@ -36,5 +38,21 @@ std::int64_t num_labels(const Config& c);
 // Throws kInvalidValue naming the keys when `a % b != 0`.
 void require_divisible(const Config& c, std::int64_t a, const char* a_key, std::int64_t b,
                        const char* b_key);
+
+}  // namespace memfit::arch
+
+namespace memfit::arch {
+
+// transformers 5 moves rope_theta, rope_type and partial_rotary_factor into `rope_parameters`
+// (configs saved by 4.x keep them at the top level, with `rope_scaling`): the key from
+// `rope_parameters` when it is there, else from the top level, else `fallback`.
+double rope_number(const Config& c, const char* key, double fallback);
+// RoPE as model_dims.h's read_rope, from either layout; a rope_type of "default" (or
+// transformers' "mrope", which it turns into "default") is no scaling.
+RopeDims read_rope_any(const Config& c, double theta_default, std::int64_t rotary_dims);
+
+// `layer_types`, checked to hold one entry per layer (kInvalidValue naming both keys); nullopt
+// when the config has none.
+std::optional<std::vector<std::string>> layer_types(const Config& c, std::int64_t layers);
 
 }  // namespace memfit::arch

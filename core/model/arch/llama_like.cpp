@@ -112,10 +112,8 @@ void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std:
   nn::activation(b, "act_fn", act);
 }
 
-namespace {
-
-void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, const LayerFn& mlp,
-                const LayerFn& attention) {
+void decoder_base(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, const LayerFn& mlp,
+                  const LayerFn& attention) {
   {
     auto e = b.module("embed_tokens", s.embedding_class);
     b.param("weight", {d.vocab, d.hidden});
@@ -147,8 +145,6 @@ void base_model(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, co
   }
 }
 
-}  // namespace
-
 std::vector<bool> qwen_moe_layers(const Config& c, std::int64_t layers, std::int64_t experts) {
   const std::int64_t sparse_step = c.dim_or({"decoder_sparse_step"}, 1);
   const std::vector<std::int64_t> mlp_only =
@@ -160,7 +156,21 @@ std::vector<bool> qwen_moe_layers(const Config& c, std::int64_t layers, std::int
   return sparse;
 }
 
-ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope) {
+void qwen_sparse_moe(TreeBuilder& b, std::string_view prefix, const DecoderDims& d,
+                     std::int64_t experts, std::int64_t moe_inter, std::int64_t shared_inter) {
+  const std::string mlp_class = std::string(prefix) + "MLP";
+  auto moe = b.module("mlp", std::string(prefix) + "SparseMoeBlock");
+  nn::linear(b, "gate", d.hidden, experts, false);
+  {
+    auto list = b.module("experts", "ModuleList");
+    for (std::int64_t e = 0; e < experts; ++e)
+      gated_mlp(b, std::to_string(e), mlp_class, d.hidden, moe_inter, false, d.act);
+  }
+  gated_mlp(b, "shared_expert", mlp_class, d.hidden, shared_inter, false, d.act);
+  nn::linear(b, "shared_expert_gate", d.hidden, 1, false);
+}
+
+ModelDims uniform_decoder_dims(const DecoderDims& d, const RopeDims& rope) {
   ModelDims m;
   m.hidden = d.hidden;
   m.vocab = d.vocab;
@@ -173,6 +183,11 @@ ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDi
   m.head_dim = d.head_dim;
   m.intermediate = d.inter;
   set_uniform_layers(m, rope);
+  return m;
+}
+
+ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope) {
+  ModelDims m = uniform_decoder_dims(d, rope);
   apply_window_rules(m, c);
   return m;
 }
@@ -185,12 +200,12 @@ TensorTree decoder_tree(const Config& c, std::string_view class_name, const Llam
   b.set_no_split({s.prefix + "DecoderLayer"});
   const std::string base = s.base_class.empty() ? s.prefix + "Model" : s.base_class;
   if (class_name == base) {
-    base_model(b, s, d, mlp, attention);
+    decoder_base(b, s, d, mlp, attention);
     return b.finish();
   }
   {
     auto m = b.module("model", base);
-    base_model(b, s, d, mlp, attention);
+    decoder_base(b, s, d, mlp, attention);
   }
   if (ends_with(class_name, "ForCausalLM")) {
     if (d.tie) nn::tied_linear(b, "lm_head", "model.embed_tokens.weight");

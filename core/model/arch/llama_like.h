@@ -116,6 +116,12 @@ void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims
 void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
                std::int64_t inter, bool bias = false, std::string_view act = "silu");
 
+// Qwen2-MoE's sparse block ("mlp") as its checkpoints store it, shared by Qwen3-Next: gate
+// [experts, hidden], experts.N = <prefix>MLP(moe_inter), shared_expert = <prefix>MLP(shared_inter),
+// shared_expert_gate [1, hidden]; no biases.
+void qwen_sparse_moe(TreeBuilder& b, std::string_view prefix, const DecoderDims& d,
+                     std::int64_t experts, std::int64_t moe_inter, std::int64_t shared_inter);
+
 // Qwen2-MoE / Qwen3-MoE: which of `layers` layers hold the sparse MoE block — not listed in
 // mlp_only_layers, every decoder_sparse_step-th, and only when there are experts.
 std::vector<bool> qwen_moe_layers(const Config& c, std::int64_t layers, std::int64_t experts);
@@ -124,6 +130,14 @@ std::vector<bool> qwen_moe_layers(const Config& c, std::int64_t layers, std::int
 // `rope`, then the config's window rules (model_dims.h). MoE and MLA families add theirs to the
 // result. (GPT-2 shares it: its layers have the same shape, without RoPE.)
 ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope);
+// The same without the window rules: for families whose layer kinds do not follow them
+// (hybrid linear-attention models, gpt-oss's default alternation).
+ModelDims uniform_decoder_dims(const DecoderDims& d, const RopeDims& rope);
+
+// The base model's contents (embed_tokens, layers, norm, rotary_emb) inside the current module:
+// for models that nest the decoder under another name (a VLM's language_model).
+void decoder_base(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, const LayerFn& mlp,
+                  const LayerFn& attention = {});
 
 // Builds `class_name`: <P>Model, <P>ForCausalLM, <P>ForSequenceClassification or
 // <P>ForTokenClassification. `mlp` adds each layer's MLP block; `attention`, when set, replaces

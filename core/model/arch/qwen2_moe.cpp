@@ -36,15 +36,7 @@ TensorTree build(const BuildRequest& r) {
       gated_mlp(b, "mlp", "Qwen2MoeMLP", d.hidden, d.inter, false, d.act);
       return;
     }
-    auto moe = b.module("mlp", "Qwen2MoeSparseMoeBlock");
-    nn::linear(b, "gate", d.hidden, experts, false);
-    {
-      auto list = b.module("experts", "ModuleList");
-      for (std::int64_t e = 0; e < experts; ++e)
-        gated_mlp(b, std::to_string(e), "Qwen2MoeMLP", d.hidden, moe_inter, false, d.act);
-    }
-    gated_mlp(b, "shared_expert", "Qwen2MoeMLP", d.hidden, shared_inter, false, d.act);
-    nn::linear(b, "shared_expert_gate", d.hidden, 1, false);
+    qwen_sparse_moe(b, "Qwen2Moe", d, experts, moe_inter, shared_inter);
   });
   if (r.dims && *r.dims)
     set_moe(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 4), 1, moe_inter, shared_inter}, true, sparse);
