@@ -48,19 +48,8 @@ TensorTree vision_tower(const Config& c) {
     auto list = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < layers; ++i) {
       auto l = b.module(std::to_string(i), "Llama4VisionEncoderLayer");
-      {
-        auto a = b.module("self_attn", "Llama4VisionAttention");
-        nn::linear(b, "q_proj", hidden, hidden);
-        nn::linear(b, "k_proj", hidden, hidden);
-        nn::linear(b, "v_proj", hidden, hidden);
-        nn::linear(b, "o_proj", hidden, hidden);
-      }
-      {
-        auto m2 = b.module("mlp", "Llama4VisionMLP");
-        b.stateless("activation_fn", "GELU");
-        nn::linear(b, "fc1", hidden, inter);
-        nn::linear(b, "fc2", inter, hidden);
-      }
+      square_attention(b, "Llama4VisionAttention", {"q_proj", "k_proj", "v_proj", "o_proj"}, hidden);
+      fc_mlp(b, "Llama4VisionMLP", hidden, inter, "GELU");  // nn.GELU(), whatever hidden_act says
       nn::layer_norm(b, "input_layernorm", hidden);
       nn::layer_norm(b, "post_attention_layernorm", hidden);
     }

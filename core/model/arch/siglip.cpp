@@ -76,29 +76,15 @@ TextDims read_text(const Config& c) {
   return t;
 }
 
-void mlp(TreeBuilder& b, const std::string& p, std::int64_t hidden, std::int64_t inter,
-         std::string_view act) {
-  auto m = b.module("mlp", p + "MLP");
-  nn::activation(b, "activation_fn", act);
-  nn::linear(b, "fc1", hidden, inter);
-  nn::linear(b, "fc2", inter, hidden);
-}
-
 void encoder(TreeBuilder& b, const std::string& p, const Tower& t) {
   auto e = b.module("encoder", p + "Encoder");
   auto list = b.module("layers", "ModuleList");
   for (std::int64_t i = 0; i < t.layers; ++i) {
     auto l = b.module(std::to_string(i), p + "EncoderLayer");
     nn::layer_norm(b, "layer_norm1", t.hidden);
-    {
-      auto a = b.module("self_attn", p + "Attention");
-      nn::linear(b, "k_proj", t.hidden, t.hidden);
-      nn::linear(b, "v_proj", t.hidden, t.hidden);
-      nn::linear(b, "q_proj", t.hidden, t.hidden);
-      nn::linear(b, "out_proj", t.hidden, t.hidden);
-    }
+    square_attention(b, p + "Attention", {"k_proj", "v_proj", "q_proj", "out_proj"}, t.hidden);
     nn::layer_norm(b, "layer_norm2", t.hidden);
-    mlp(b, p, t.hidden, t.inter, t.act);
+    fc_mlp(b, p + "MLP", t.hidden, t.inter, nn::activation_class(t.act));
   }
 }
 
@@ -112,7 +98,7 @@ void pooling_head(TreeBuilder& b, const std::string& p, const VisionDims& v) {
     nn::linear(b, "out_proj", v.hidden, v.hidden, true, "NonDynamicallyQuantizableLinear");
   }
   nn::layer_norm(b, "layernorm", v.hidden);
-  mlp(b, p, v.hidden, v.inter, v.act);
+  fc_mlp(b, p + "MLP", v.hidden, v.inter, nn::activation_class(v.act));
 }
 
 void vision_transformer(TreeBuilder& b, const std::string& p, const VisionDims& v, bool v2) {
