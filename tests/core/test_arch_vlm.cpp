@@ -379,3 +379,32 @@ TEST_CASE("vlm: a tower or text model_type memfit does not know is named, not gu
   REQUIRE_FALSE(g.ok());
   CHECK(g.error().message().find("audio_config") != std::string::npos);
 }
+
+TEST_CASE("vlm: bad per-layer keys are named; attention-only errors wait for the KV cache") {
+  // A layer_types list of the wrong length: the weights still count, the dims say why not.
+  const Model m = model_of(R"({"model_type": "llama4_text", "hidden_size": 64, "intermediate_size": 32,
+      "intermediate_size_mlp": 128, "num_hidden_layers": 4, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 100, "num_local_experts": 2,
+      "layer_types": ["full_attention", "chunked_attention"]})");
+  CHECK(m.parameters > 0);
+  const ModelDims& d = dims_of(m);
+  REQUIRE(d.attention_error.has_value());
+  CHECK(d.attention_error->message().find("'layer_types' has 2 entries for 4 layers") != std::string::npos);
+  // no_rope_layers decides which layers hold a qk_norm: too short a list fails the build.
+  EstimateRequest req;
+  req.config_text = R"({"model_type": "llama4_text", "num_hidden_layers": 4, "no_rope_layers": [1, 0]})";
+  const Result<Model> n = build_model(req);
+  REQUIRE_FALSE(n.ok());
+  CHECK(n.error().message().find("'no_rope_layers' has 2 entries for 4 layers") != std::string::npos);
+  // More KV-shared layers than layers: the tree itself cannot be built.
+  req.config_text = R"({"model_type": "gemma4_text", "num_hidden_layers": 2, "num_kv_shared_layers": 3})";
+  const Result<Model> g = build_model(req);
+  REQUIRE_FALSE(g.ok());
+  CHECK(g.error().code() == ErrorCode::kInvalidValue);
+  CHECK(g.error().message().find("'num_kv_shared_layers' (3) exceeds 'num_hidden_layers' (2)") != std::string::npos);
+  // A nested config that is not an object.
+  req.config_text = R"({"model_type": "gemma3", "vision_config": 7})";
+  const Result<Model> v = build_model(req);
+  REQUIRE_FALSE(v.ok());
+  CHECK(v.error().message().find("vision_config") != std::string::npos);
+}
