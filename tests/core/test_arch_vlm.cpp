@@ -17,6 +17,7 @@
 #include <cmath>
 #include <string>
 
+#include "memfit/memory/kv_cache.h"
 #include "memfit/model/model.h"
 #include "memfit/model/model_dims.h"
 #include "support/model_of.h"
@@ -407,4 +408,18 @@ TEST_CASE("vlm: bad per-layer keys are named; attention-only errors wait for the
   const Result<Model> v = build_model(req);
   REQUIRE_FALSE(v.ok());
   CHECK(v.error().message().find("vision_config") != std::string::npos);
+}
+
+TEST_CASE("vlm: the KV cache reads the composites' language-model layers") {
+  const AttentionLayout g3 = attention_layout(model_of(kGemma3_4b));
+  CHECK(g3.layers.size() == 34);
+  CHECK(g3.sliding_layers() == 29);
+  CHECK(g3.layers[0].window == 1024);
+  const AttentionLayout scout = attention_layout(model_of(kScout));
+  CHECK(scout.layers.size() == 48);
+  CHECK(scout.sliding_layers() == 36);  // chunked layers keep one chunk, as a window does
+  CHECK(scout.layers[3].kv_heads == 8);
+  const AttentionLayout llava = attention_layout(model_of(kLlava15));
+  CHECK(llava.sliding_layers() == 0);
+  CHECK(llava.k_head_dim == 128);
 }

@@ -119,7 +119,10 @@ TensorTree build(const BuildRequest& r) {
       for (bool with_rope : rope) fallback.push_back(with_rope ? "chunked_attention" : "full_attention");
       const auto types = layer_types_or(c, d.layers, std::move(fallback));
       m.attention_error.reset();
-      set_layer_kinds(m, types, c.count_or({"attention_chunk_size"}, 8192), "layer_types");
+      // attention_chunk_size null: the chunked mask has no chunk, every layer sees all tokens.
+      const auto chunk_key = c.json().find("attention_chunk_size");
+      const bool no_chunk = chunk_key != c.json().end() && chunk_key->is_null();
+      set_layer_kinds(m, types, no_chunk ? 0 : c.count_or({"attention_chunk_size"}, 8192), "layer_types");
       const RopeDims with = rope_of_type(c, "full_attention", 500000.0, d.head_dim);
       for (std::size_t i = 0; i < m.per_layer.size(); ++i)
         m.per_layer[i].rope = rope[i] ? with : RopeDims{};
