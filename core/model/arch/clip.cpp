@@ -83,21 +83,10 @@ void encoder(TreeBuilder& b, std::int64_t hidden, std::int64_t inter, std::int64
   auto list = b.module("layers", "ModuleList");
   for (std::int64_t i = 0; i < layers; ++i) {
     auto l = b.module(std::to_string(i), "CLIPEncoderLayer");
-    {
-      // Registration order is k, v, q, out.
-      auto a = b.module("self_attn", "CLIPAttention");
-      nn::linear(b, "k_proj", hidden, hidden);
-      nn::linear(b, "v_proj", hidden, hidden);
-      nn::linear(b, "q_proj", hidden, hidden);
-      nn::linear(b, "out_proj", hidden, hidden);
-    }
+    // Registration order is k, v, q, out.
+    square_attention(b, "CLIPAttention", {"k_proj", "v_proj", "q_proj", "out_proj"}, hidden);
     nn::layer_norm(b, "layer_norm1", hidden);
-    {
-      auto m = b.module("mlp", "CLIPMLP");
-      nn::activation(b, "activation_fn", act);
-      nn::linear(b, "fc1", hidden, inter);
-      nn::linear(b, "fc2", inter, hidden);
-    }
+    fc_mlp(b, "CLIPMLP", hidden, inter, nn::activation_class(act));
     nn::layer_norm(b, "layer_norm2", hidden);
   }
 }

@@ -21,6 +21,20 @@ void current_rotary(TreeBuilder& b, std::string_view name, std::string_view cls,
   b.buffer("inv_freq", {rot_dim / 2}, DType::kF32, false, BufferEra::kCurrentOnly);
 }
 
+void square_attention(TreeBuilder& b, std::string_view cls, const std::array<const char*, 4>& names,
+                      std::int64_t dim, bool bias) {
+  auto a = b.module("self_attn", cls);
+  for (const char* n : names) nn::linear(b, n, dim, dim, bias);
+}
+
+void fc_mlp(TreeBuilder& b, std::string_view cls, std::int64_t dim, std::int64_t inter,
+            std::string_view act_class) {
+  auto m = b.module("mlp", cls);
+  b.stateless("activation_fn", act_class);
+  nn::linear(b, "fc1", dim, inter);
+  nn::linear(b, "fc2", inter, dim);
+}
+
 void require_divisible(const Config& c, std::int64_t a, const char* a_key, std::int64_t b,
                        const char* b_key) {
   if (b == 0 || a % b != 0)

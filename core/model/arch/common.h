@@ -1,6 +1,7 @@
 // Pieces shared by several architecture files (kept here so no family copies another).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +35,17 @@ std::int64_t head_dim(const Config& c, std::int64_t hidden, std::int64_t heads);
 
 // num_labels for *ForSequenceClassification heads: `num_labels`, else len(id2label), else 2.
 std::int64_t num_labels(const Config& c);
+
+// An encoder attention module of four [dim, dim] projections (with bias unless `bias` is false),
+// registered in the order `names` lists them: CLIP and SigLIP k_proj, v_proj, q_proj, out_proj;
+// Llama 4's vision tower q_proj, k_proj, v_proj, o_proj.
+void square_attention(TreeBuilder& b, std::string_view cls, const std::array<const char*, 4>& names,
+                      std::int64_t dim, bool bias = true);
+
+// The CLIP-style MLP module `mlp`: activation_fn (a module of class `act_class`), fc1 [inter, dim]
+// and fc2 [dim, inter], with bias.
+void fc_mlp(TreeBuilder& b, std::string_view cls, std::int64_t dim, std::int64_t inter,
+            std::string_view act_class);
 
 // Throws kInvalidValue naming the keys when `a % b != 0`.
 void require_divisible(const Config& c, std::int64_t a, const char* a_key, std::int64_t b,

@@ -13,10 +13,33 @@
 // (sliding_window, layer_types / sliding_window_pattern) is the KV cache's business, not the
 // tree's: every layer holds the same tensors.
 #include "families.h"
+#include "layer_types.h"
 #include "llama_like.h"
 
 namespace memfit::arch {
 namespace {
+
+// Gemma 3's per-layer attention and RoPE. Gemma3TextConfig: layer_types default to every
+// sliding_window_pattern-th (6th) layer global; sliding layers rotate with
+// rope_local_base_freq (10k) and no scaling, global ones with rope_theta (1M) and rope_scaling —
+// transformers 5 configs write both under rope_parameters, per layer type.
+void gemma3_layers(ModelDims& m, const Config& c, std::int64_t rotary_dims) {
+  if (!c.has("layer_types") && !c.has("sliding_window_pattern") && c.has("sliding_window")) {
+    std::vector<std::string> types;
+    for (std::size_t i = 0; i < m.per_layer.size(); ++i)
+      types.push_back((i + 1) % 6 ? "sliding_attention" : "full_attention");
+    set_layer_kinds(m, types, c.dim({"sliding_window"}), "sliding_window_pattern (default 6)");
+  }
+  const RopeDims global = rope_of_type(c, "full_attention", 1e6, rotary_dims);
+  RopeDims local = rope_of_type(c, "sliding_attention", 1e4, rotary_dims);
+  const auto rp = c.json().find("rope_parameters");
+  if (rp == c.json().end() || !rp->is_object() || !rp->contains("sliding_attention")) {
+    local = RopeDims{};
+    local.theta = c.number_or({"rope_local_base_freq"}, 1e4);
+    local.rotary_dims = rotary_dims;
+  }
+  for (auto& l : m.per_layer) l.rope = l.attention == AttentionKind::kSliding ? local : global;
+}
 
 TensorTree build(const BuildRequest& r, bool gemma3) {
   const Config& c = r.config;
@@ -38,9 +61,17 @@ TensorTree build(const BuildRequest& r, bool gemma3) {
     s.base_class = "Gemma3TextModel";
     s.local_rotary = true;
   }
-  return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
+  TensorTree tree = build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     gated_mlp(b, "mlp", s.prefix + "MLP", d.hidden, d.inter, false, d.act);
   });
+  if (gemma3 && r.dims && *r.dims && !(*r.dims)->attention_error) {
+    try {
+      gemma3_layers(**r.dims, c, d.current_rope_dim);
+    } catch (const Error& e) {
+      (*r.dims)->attention_error = e;  // the KV cache's error, not the estimate's
+    }
+  }
+  return tree;
 }
 
 TensorTree build_gemma2(const BuildRequest& r) { return build(r, false); }
