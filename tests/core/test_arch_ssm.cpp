@@ -317,13 +317,15 @@ TEST_CASE("ssm: nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B — 31.6B total, 3.6B acti
 }
 
 TEST_CASE("ssm: Nemotron-H layer types — the list (new or legacy names) or the pattern, and bad ones") {
-  const std::string base = R"({"model_type": "nemotron_h", "hidden_size": 64, "vocab_size": 100,
-      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 96,
+  const std::string base = R"({"model_type": "nemotron_h", "architectures": ["NemotronHForCausalLM"],
+      "hidden_size": 64, "vocab_size": 100, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "intermediate_size": 96,
       "mamba_num_heads": 4, "mamba_head_dim": 32, "n_groups": 2, "ssm_state_size": 8,
       "n_routed_experts": 4, "moe_intermediate_size": 32, "moe_shared_expert_intermediate_size": 48,
       "num_experts_per_tok": 2, )";
   const Model pattern = model_of(base + R"("hybrid_override_pattern": "M-*E"})");
-  const Model names = model_of(base + R"("layers_block_type": ["linear_attention", "mlp", "full_attention", "moe"]})");
+  const Model names =
+      model_of(base + R"("layers_block_type": ["linear_attention", "mlp", "full_attention", "moe"]})");
   const Model legacy = model_of(base + R"("layers_block_type": ["mamba", "mlp", "attention", "moe"]})");
   for (const Model* m : {&pattern, &names, &legacy}) {
     const ModelDims& d = dims_of(*m);
@@ -381,10 +383,12 @@ TEST_CASE("ssm: Falcon-H1 — every layer caches K/V and keeps a Mamba-2 state (
   CHECK(shape_of(m, "model.layers.0.mamba.in_proj.weight") == Shape{230, 64});
   CHECK(shape_of(m, "model.layers.0.mamba.mup_vector") == Shape{1, 1, 230});
   CHECK(shape_of(m, "model.layers.0.mamba.norm.weight") == Shape{96});
-  CHECK(model_of(base + "\"mamba_rms_norm\": false}").tree.find_tensor("model.layers.0.mamba.norm.weight") < 0);
+  const Model plain = model_of(base + "\"mamba_rms_norm\": false}");
+  CHECK(plain.tree.find_tensor("model.layers.0.mamba.norm.weight") < 0);
   // mamba_d_ssm null: int(mamba_expand × hidden) = 128, split in 4 heads of 32.
-  const Model expanded = model_of(base.substr(0, base.find("\"mamba_d_ssm\"")) +
-                                  R"("mamba_d_ssm": null, "mamba_n_heads": 4, "mamba_d_state": 8, "mamba_n_groups": 1})");
+  const Model expanded =
+      model_of(base.substr(0, base.find("\"mamba_d_ssm\"")) +
+               R"("mamba_d_ssm": null, "mamba_n_heads": 4, "mamba_d_state": 8, "mamba_n_groups": 1})");
   CHECK(dims_of(expanded).per_layer.at(0).state.conv_state == (128 + 16) * 4);
   CHECK(dims_of(expanded).per_layer.at(0).state.ssm_state == 4 * 32 * 8);
   // mamba_n_heads must divide the Mamba width.
@@ -394,7 +398,8 @@ TEST_CASE("ssm: Falcon-H1 — every layer caches K/V and keeps a Mamba-2 state (
 TEST_CASE("ssm: GraniteMoeHybrid — layer_types, MoE + shared MLP in every layer, module order") {
   // GraniteMoeHybridConfig keys at small sizes (the Granite 4.0-H layout: Mamba-2 layers with a
   // few attention layers, no positional encoding).
-  const std::string base = R"({"model_type": "granitemoehybrid", "architectures": ["GraniteMoeHybridForCausalLM"],
+  const std::string base = R"({"model_type": "granitemoehybrid",
+      "architectures": ["GraniteMoeHybridForCausalLM"],
       "hidden_size": 64, "vocab_size": 100, "num_hidden_layers": 4, "num_attention_heads": 4,
       "num_key_value_heads": 2, "intermediate_size": 32, "shared_intermediate_size": 48,
       "num_local_experts": 4, "num_experts_per_tok": 2, "mamba_n_heads": 8, "mamba_d_state": 16,
@@ -424,10 +429,12 @@ TEST_CASE("ssm: GraniteMoeHybrid — layer_types, MoE + shared MLP in every laye
   const ModuleNode& layer = m.tree.modules[static_cast<std::size_t>(m.tree.find_module("model.layers.0"))];
   std::vector<std::string> children;
   for (int c : layer.children) children.push_back(m.tree.modules[static_cast<std::size_t>(c)].name);
-  CHECK(children == std::vector<std::string>{"model.layers.0.input_layernorm", "model.layers.0.post_attention_layernorm",
-                                             "model.layers.0.block_sparse_moe", "model.layers.0.shared_mlp",
-                                             "model.layers.0.mamba"});
+  CHECK(children == std::vector<std::string>{"model.layers.0.input_layernorm",
+                                             "model.layers.0.post_attention_layernorm",
+                                             "model.layers.0.block_sparse_moe",
+                                             "model.layers.0.shared_mlp", "model.layers.0.mamba"});
   CHECK(model_of(base + R"("position_embedding_type": "rope"})").tree.find_module("model.rotary_emb") >= 0);
-  CHECK(error_message(base.substr(0, base.find("\"layer_types\"")) + R"("layer_types": ["mamba", "attention"]})")
-            .find("'layer_types' has 2 entries for 4 layers") != std::string::npos);
+  const std::string short_types =
+      base.substr(0, base.find("\"layer_types\"")) + R"("layer_types": ["mamba", "attention"]})";
+  CHECK(error_message(short_types).find("'layer_types' has 2 entries for 4 layers") != std::string::npos);
 }

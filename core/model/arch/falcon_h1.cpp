@@ -64,7 +64,8 @@ TensorTree build(const BuildRequest& r) {
   LlamaLikeSpec s;
   s.prefix = "FalconH1";
 
-  ssm::ClassLayout l{"FalconH1Model", "model", "embed_tokens", {"FalconH1DecoderLayer"}, d.hidden, d.vocab, d.tie};
+  ssm::ClassLayout l{"FalconH1Model", "model", "embed_tokens", {"FalconH1DecoderLayer"},
+                     d.hidden, d.vocab, d.tie};
   TensorTree tree = ssm::build_classes(r, l, [&](TreeBuilder& b) {
     nn::embedding(b, "embed_tokens", d.vocab, d.hidden);
     {

@@ -72,6 +72,8 @@ TensorTree build(const BuildRequest& r) {
     for (std::int64_t e = 0; e < experts; ++e)
       gated_mlp(b, std::to_string(e), "JambaMLP", d.hidden, d.inter, false, d.act);
   };
+  LlamaLikeSpec s;
+  s.prefix = "Jamba";
   ssm::ClassLayout l{"JambaModel", "model", "embed_tokens",
                      {"JambaAttentionDecoderLayer", "JambaMambaDecoderLayer"}, d.hidden, d.vocab, d.tie};
   TensorTree tree = ssm::build_classes(r, l, [&](TreeBuilder& b) {
@@ -79,20 +81,16 @@ TensorTree build(const BuildRequest& r) {
     {
       auto list = b.module("layers", "ModuleList");
       for (std::int64_t i = 0; i < d.layers; ++i) {
+        auto layer = b.module(std::to_string(i), attn.hits(i) ? "JambaAttentionDecoderLayer"
+                                                              : "JambaMambaDecoderLayer");
         if (attn.hits(i)) {
-          auto layer = b.module(std::to_string(i), "JambaAttentionDecoderLayer");
-          LlamaLikeSpec s;
-          s.prefix = "Jamba";
           decoder_attention(b, s, d);
         } else {
-          auto layer = b.module(std::to_string(i), "JambaMambaDecoderLayer");
-          {
-            auto mixer = b.module("mamba", "JambaMambaMixer");
-            ssm::mamba1_tensors(b, m);
-            nn::rms_norm(b, "dt_layernorm", m.dt_rank, "JambaRMSNorm");
-            nn::rms_norm(b, "b_layernorm", m.state, "JambaRMSNorm");
-            nn::rms_norm(b, "c_layernorm", m.state, "JambaRMSNorm");
-          }
+          auto mixer = b.module("mamba", "JambaMambaMixer");
+          ssm::mamba1_tensors(b, m);
+          nn::rms_norm(b, "dt_layernorm", m.dt_rank, "JambaRMSNorm");
+          nn::rms_norm(b, "b_layernorm", m.state, "JambaRMSNorm");
+          nn::rms_norm(b, "c_layernorm", m.state, "JambaRMSNorm");
         }
         feed_forward(b, i);
         nn::rms_norm(b, "input_layernorm", d.hidden, "JambaRMSNorm");
@@ -110,8 +108,8 @@ TensorTree build(const BuildRequest& r) {
       layers.back().intermediate = d.inter;
       sparse.push_back(moe_layer(i));
     }
-    ssm::StackSizes s{d.hidden, d.vocab, d.positions, d.tie, d.norm_eps, 0};
-    *r.dims = ssm::stack_dims(s, std::move(layers));
+    ssm::StackSizes sz{d.hidden, d.vocab, d.positions, d.tie, d.norm_eps, 0};
+    *r.dims = ssm::stack_dims(sz, std::move(layers));
     ssm::set_moe_layers(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 2), 0, d.inter, 0}, sparse);
   }
   return tree;

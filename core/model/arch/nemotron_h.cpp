@@ -100,7 +100,8 @@ void moe(TreeBuilder& b, const Moe& e, const Mlp& dense) {
   const std::int64_t in = e.latent > 0 ? e.latent : dense.hidden;
   {
     auto list = b.module("experts", "ModuleList");
-    for (std::int64_t i = 0; i < e.experts; ++i) mlp(b, std::to_string(i), {in, e.width, dense.bias, dense.act});
+    for (std::int64_t i = 0; i < e.experts; ++i)
+      mlp(b, std::to_string(i), {in, e.width, dense.bias, dense.act});
   }
   {
     auto gate = b.module("gate", "NemotronHTopkRouter");
