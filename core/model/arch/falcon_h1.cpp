@@ -33,22 +33,13 @@ namespace memfit::arch {
 namespace {
 
 ssm::Mamba2Mixer read_mixer(const Config& c, const DecoderDims& d) {
-  ssm::Mamba2Mixer m;
-  m.hidden = d.hidden;
   // FalconH1Config: mamba_d_ssm defaults to 1024; only an explicit null falls back to expand.
   const auto d_ssm = c.json().find("mamba_d_ssm");
   const bool expand = d_ssm != c.json().end() && d_ssm->is_null();
-  m.inner = expand ? ssm::expanded(c, "mamba_expand", 2, d.hidden) : c.dim_or({"mamba_d_ssm"}, 1024);
-  m.heads = c.dim_or({"mamba_n_heads"}, 128);
-  m.head_dim = ssm::mamba_d_head(c, m.inner, "mamba_d_ssm", m.heads);
-  ssm::require_heads_fill_inner(c, m, "mamba_d_ssm");
-  m.groups = c.dim_or({"mamba_n_groups"}, 1);
-  m.state = c.dim_or({"mamba_d_state"}, 256);
-  m.conv_kernel = c.dim_or({"mamba_d_conv"}, 4);
-  m.conv_bias = c.flag_or({"mamba_conv_bias"}, true);
-  m.in_bias = c.flag_or({"mamba_proj_bias"}, false);
+  const std::int64_t inner =
+      expand ? ssm::expanded(c, "mamba_expand", 2, d.hidden) : c.dim_or({"mamba_d_ssm"}, 1024);
+  ssm::Mamba2Mixer m = ssm::bamba_mixer(c, d.hidden, inner, "mamba_d_ssm", d.act);
   m.out_bias = c.flag_or({"projectors_bias"}, false);
-  m.act = d.act;
   if (c.flag_or({"mamba_rms_norm"}, false)) m.norm_class = "FalconH1RMSNormGated";
   return m;
 }
@@ -63,27 +54,22 @@ TensorTree build(const BuildRequest& r) {
   const ssm::Mamba2Mixer m = read_mixer(c, d);
   LlamaLikeSpec s;
   s.prefix = "FalconH1";
-
-  ssm::ClassLayout l{"FalconH1Model", "model", "embed_tokens", {"FalconH1DecoderLayer"},
-                     d.hidden, d.vocab, d.tie};
-  TensorTree tree = ssm::build_classes(r, l, [&](TreeBuilder& b) {
-    nn::embedding(b, "embed_tokens", d.vocab, d.hidden);
+  const ssm::StackLayout l{"FalconH1Model", "model", "embed_tokens", "final_layernorm",
+                           "FalconH1RMSNorm", {"FalconH1DecoderLayer"}, d.hidden, d.vocab, d.layers,
+                           d.tie};
+  const auto block = [&](TreeBuilder& b, std::int64_t i) {
+    auto layer = b.module(std::to_string(i), "FalconH1DecoderLayer");
+    gated_mlp(b, "feed_forward", "FalconH1MLP", d.hidden, d.inter, mlp_bias, d.act);
     {
-      auto list = b.module("layers", "ModuleList");
-      for (std::int64_t i = 0; i < d.layers; ++i) {
-        auto layer = b.module(std::to_string(i), "FalconH1DecoderLayer");
-        gated_mlp(b, "feed_forward", "FalconH1MLP", d.hidden, d.inter, mlp_bias, d.act);
-        {
-          auto mixer = b.module("mamba", "FalconH1Mixer");
-          ssm::mamba2_tensors(b, m);
-          b.buffer("mup_vector", {1, 1, m.inner + m.conv_dim() + m.heads}, DType::kF32, false);
-        }
-        decoder_attention(b, s, d);
-        nn::rms_norm(b, "input_layernorm", d.hidden, "FalconH1RMSNorm");
-        nn::rms_norm(b, "pre_ff_layernorm", d.hidden, "FalconH1RMSNorm");
-      }
+      auto mixer = b.module("mamba", "FalconH1Mixer");
+      ssm::mamba2_tensors(b, m);
+      b.buffer("mup_vector", {1, 1, m.inner + m.conv_dim() + m.heads}, DType::kF32, false);
     }
-    nn::rms_norm(b, "final_layernorm", d.hidden, "FalconH1RMSNorm");
+    decoder_attention(b, s, d);
+    nn::rms_norm(b, "input_layernorm", d.hidden, "FalconH1RMSNorm");
+    nn::rms_norm(b, "pre_ff_layernorm", d.hidden, "FalconH1RMSNorm");
+  };
+  TensorTree tree = ssm::build_stack(r, l, block, [&](TreeBuilder& b) {
     current_rotary(b, "rotary_emb", "FalconH1RotaryEmbedding", d.current_rope_dim);
   });
   if (r.dims) {

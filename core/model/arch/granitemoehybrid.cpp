@@ -62,61 +62,47 @@ TensorTree build(const BuildRequest& r) {
   const std::int64_t experts = c.repeats_or({"num_local_experts"}, 8);
   const std::int64_t shared = c.dim_or({"shared_intermediate_size"}, 1024);
   const bool rope = c.string_or({"position_embedding_type"}, "") == "rope";
-  ssm::Mamba2Mixer m;
-  m.hidden = d.hidden;
-  m.inner = ssm::expanded(c, "mamba_expand", 2, d.hidden);
-  m.heads = c.dim_or({"mamba_n_heads"}, 128);
-  m.head_dim = ssm::mamba_d_head(c, m.inner, "mamba_expand × hidden_size", m.heads);
-  ssm::require_heads_fill_inner(c, m, "mamba_expand × hidden_size");
-  m.groups = c.dim_or({"mamba_n_groups"}, 1);
-  m.state = c.dim_or({"mamba_d_state"}, 256);
-  m.conv_kernel = c.dim_or({"mamba_d_conv"}, 4);
-  m.conv_bias = c.flag_or({"mamba_conv_bias"}, true);
-  m.in_bias = m.out_bias = c.flag_or({"mamba_proj_bias"}, false);
-  m.act = d.act;
+  ssm::Mamba2Mixer m = ssm::bamba_mixer(c, d.hidden, ssm::expanded(c, "mamba_expand", 2, d.hidden),
+                                        "mamba_expand × hidden_size", d.act);
   m.norm_class = "GraniteMoeHybridRMSNormGated";
   LlamaLikeSpec s;
   s.prefix = "GraniteMoeHybrid";
 
-  ssm::ClassLayout l{"GraniteMoeHybridModel", "model", "embed_tokens", {"GraniteMoeHybridDecoderLayer"},
-                     d.hidden, d.vocab, d.tie};
-  TensorTree tree = ssm::build_classes(r, l, [&](TreeBuilder& b) {
-    nn::embedding(b, "embed_tokens", d.vocab, d.hidden);
-    {
-      auto list = b.module("layers", "ModuleList");
-      for (std::int64_t i = 0; i < d.layers; ++i) {
-        auto layer = b.module(std::to_string(i), "GraniteMoeHybridDecoderLayer");
-        nn::rms_norm(b, "input_layernorm", d.hidden, "GraniteMoeHybridRMSNorm");
-        nn::rms_norm(b, "post_attention_layernorm", d.hidden, "GraniteMoeHybridRMSNorm");
-        if (experts > 0) {
-          auto moe = b.module("block_sparse_moe", "GraniteMoeHybridMoE");
-          nn::activation(b, "activation", d.act);
-          {
-            auto in = b.module("input_linear", "GraniteMoeHybridParallelExperts");
-            b.param("weight", {experts, 2 * d.inter, d.hidden});
-          }
-          {
-            auto out = b.module("output_linear", "GraniteMoeHybridParallelExperts");
-            b.param("weight", {experts, d.hidden, d.inter});
-          }
-          auto router = b.module("router", "GraniteMoeHybridTopKGating");
-          nn::linear(b, "layer", d.hidden, experts, false);
-        }
-        {
-          auto mlp = b.module("shared_mlp", "GraniteMoeHybridMLP");
-          nn::activation(b, "activation", d.act);
-          nn::linear(b, "input_linear", d.hidden, 2 * shared, false);
-          nn::linear(b, "output_linear", shared, d.hidden, false);
-        }
-        if (attn[static_cast<std::size_t>(i)]) {
-          decoder_attention(b, s, d);
-        } else {
-          auto mixer = b.module("mamba", "GraniteMoeHybridMambaLayer");
-          ssm::mamba2_tensors(b, m);
-        }
+  const ssm::StackLayout l{"GraniteMoeHybridModel", "model", "embed_tokens", "norm",
+                           "GraniteMoeHybridRMSNorm", {"GraniteMoeHybridDecoderLayer"},
+                           d.hidden, d.vocab, d.layers, d.tie};
+  const auto block = [&](TreeBuilder& b, std::int64_t i) {
+    auto layer = b.module(std::to_string(i), "GraniteMoeHybridDecoderLayer");
+    nn::rms_norm(b, "input_layernorm", d.hidden, "GraniteMoeHybridRMSNorm");
+    nn::rms_norm(b, "post_attention_layernorm", d.hidden, "GraniteMoeHybridRMSNorm");
+    if (experts > 0) {
+      auto moe = b.module("block_sparse_moe", "GraniteMoeHybridMoE");
+      nn::activation(b, "activation", d.act);
+      {
+        auto in = b.module("input_linear", "GraniteMoeHybridParallelExperts");
+        b.param("weight", {experts, 2 * d.inter, d.hidden});
       }
+      {
+        auto out = b.module("output_linear", "GraniteMoeHybridParallelExperts");
+        b.param("weight", {experts, d.hidden, d.inter});
+      }
+      auto router = b.module("router", "GraniteMoeHybridTopKGating");
+      nn::linear(b, "layer", d.hidden, experts, false);
     }
-    nn::rms_norm(b, "norm", d.hidden, "GraniteMoeHybridRMSNorm");
+    {
+      auto mlp = b.module("shared_mlp", "GraniteMoeHybridMLP");
+      nn::activation(b, "activation", d.act);
+      nn::linear(b, "input_linear", d.hidden, 2 * shared, false);
+      nn::linear(b, "output_linear", shared, d.hidden, false);
+    }
+    if (attn[static_cast<std::size_t>(i)]) {
+      decoder_attention(b, s, d);
+    } else {
+      auto mixer = b.module("mamba", "GraniteMoeHybridMambaLayer");
+      ssm::mamba2_tensors(b, m);
+    }
+  };
+  TensorTree tree = ssm::build_stack(r, l, block, [&](TreeBuilder& b) {
     if (rope) current_rotary(b, "rotary_emb", "GraniteMoeHybridRotaryEmbedding", d.current_rope_dim);
   });
   if (r.dims) {

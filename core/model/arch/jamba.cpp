@@ -74,30 +74,24 @@ TensorTree build(const BuildRequest& r) {
   };
   LlamaLikeSpec s;
   s.prefix = "Jamba";
-  ssm::ClassLayout l{"JambaModel", "model", "embed_tokens",
-                     {"JambaAttentionDecoderLayer", "JambaMambaDecoderLayer"}, d.hidden, d.vocab, d.tie};
-  TensorTree tree = ssm::build_classes(r, l, [&](TreeBuilder& b) {
-    nn::embedding(b, "embed_tokens", d.vocab, d.hidden);
-    {
-      auto list = b.module("layers", "ModuleList");
-      for (std::int64_t i = 0; i < d.layers; ++i) {
-        auto layer = b.module(std::to_string(i), attn.hits(i) ? "JambaAttentionDecoderLayer"
-                                                              : "JambaMambaDecoderLayer");
-        if (attn.hits(i)) {
-          decoder_attention(b, s, d);
-        } else {
-          auto mixer = b.module("mamba", "JambaMambaMixer");
-          ssm::mamba1_tensors(b, m);
-          nn::rms_norm(b, "dt_layernorm", m.dt_rank, "JambaRMSNorm");
-          nn::rms_norm(b, "b_layernorm", m.state, "JambaRMSNorm");
-          nn::rms_norm(b, "c_layernorm", m.state, "JambaRMSNorm");
-        }
-        feed_forward(b, i);
-        nn::rms_norm(b, "input_layernorm", d.hidden, "JambaRMSNorm");
-        nn::rms_norm(b, "pre_ff_layernorm", d.hidden, "JambaRMSNorm");
-      }
+  const ssm::StackLayout l{"JambaModel", "model", "embed_tokens", "final_layernorm", "JambaRMSNorm",
+                           {"JambaAttentionDecoderLayer", "JambaMambaDecoderLayer"},
+                           d.hidden, d.vocab, d.layers, d.tie};
+  TensorTree tree = ssm::build_stack(r, l, [&](TreeBuilder& b, std::int64_t i) {
+    auto layer = b.module(std::to_string(i), attn.hits(i) ? "JambaAttentionDecoderLayer"
+                                                          : "JambaMambaDecoderLayer");
+    if (attn.hits(i)) {
+      decoder_attention(b, s, d);
+    } else {
+      auto mixer = b.module("mamba", "JambaMambaMixer");
+      ssm::mamba1_tensors(b, m);
+      nn::rms_norm(b, "dt_layernorm", m.dt_rank, "JambaRMSNorm");
+      nn::rms_norm(b, "b_layernorm", m.state, "JambaRMSNorm");
+      nn::rms_norm(b, "c_layernorm", m.state, "JambaRMSNorm");
     }
-    nn::rms_norm(b, "final_layernorm", d.hidden, "JambaRMSNorm");
+    feed_forward(b, i);
+    nn::rms_norm(b, "input_layernorm", d.hidden, "JambaRMSNorm");
+    nn::rms_norm(b, "pre_ff_layernorm", d.hidden, "JambaRMSNorm");
   });
   if (r.dims) {
     std::vector<LayerDims> layers;

@@ -44,23 +44,17 @@ TensorTree build_variant(const BuildRequest& r, const Variant& v) {
   m.act = c.string_or({"hidden_act"}, "silu");
   const bool tie = c.flag_or({"tie_word_embeddings"}, true);
 
-  ssm::ClassLayout l{p + "Model", "backbone", "embeddings", {p + "Block", p + "Mixer"}, hidden, vocab, tie};
-  TensorTree tree = ssm::build_classes(r, l, [&](TreeBuilder& b) {
-    nn::embedding(b, "embeddings", vocab, hidden);
-    {
-      auto list = b.module("layers", "ModuleList");
-      for (std::int64_t i = 0; i < layers; ++i) {
-        auto block = b.module(std::to_string(i), p + "Block");
-        nn::rms_norm(b, "norm", hidden, p + "RMSNorm");
-        auto mixer = b.module("mixer", p + "Mixer");
-        ssm::mamba1_tensors(b, m);
-        if (v.rms_buffers) {
-          b.buffer("b_c_rms", {m.state}, DType::kF32, false);
-          b.buffer("dt_rms", {m.inner}, DType::kF32, false);
-        }
-      }
+  const ssm::StackLayout l{p + "Model", "backbone", "embeddings", "norm_f", p + "RMSNorm",
+                           {p + "Block", p + "Mixer"}, hidden, vocab, layers, tie};
+  TensorTree tree = ssm::build_stack(r, l, [&](TreeBuilder& b, std::int64_t i) {
+    auto block = b.module(std::to_string(i), p + "Block");
+    nn::rms_norm(b, "norm", hidden, p + "RMSNorm");
+    auto mixer = b.module("mixer", p + "Mixer");
+    ssm::mamba1_tensors(b, m);
+    if (v.rms_buffers) {
+      b.buffer("b_c_rms", {m.state}, DType::kF32, false);
+      b.buffer("dt_rms", {m.inner}, DType::kF32, false);
     }
-    nn::rms_norm(b, "norm_f", hidden, p + "RMSNorm");
   });
   if (r.dims) {
     ssm::StackSizes s{hidden, vocab, 0, tie, read_norm_eps(c, {"layer_norm_epsilon"}, 1e-5), m.inner};

@@ -40,19 +40,13 @@ TensorTree build(const BuildRequest& r) {
   ssm::require_heads_fill_inner(c, m, "hidden_size × expand");
   const bool tie = c.flag_or({"tie_word_embeddings"}, false);
 
-  ssm::ClassLayout l{"Mamba2Model", "backbone", "embeddings", {"Mamba2Block"}, hidden, vocab, tie};
-  TensorTree tree = ssm::build_classes(r, l, [&](TreeBuilder& b) {
-    nn::embedding(b, "embeddings", vocab, hidden);
-    {
-      auto list = b.module("layers", "ModuleList");
-      for (std::int64_t i = 0; i < layers; ++i) {
-        auto block = b.module(std::to_string(i), "Mamba2Block");
-        nn::rms_norm(b, "norm", hidden, "Mamba2RMSNorm");
-        auto mixer = b.module("mixer", "Mamba2Mixer");
-        ssm::mamba2_tensors(b, m);
-      }
-    }
-    nn::rms_norm(b, "norm_f", hidden, "Mamba2RMSNorm");
+  const ssm::StackLayout l{"Mamba2Model", "backbone", "embeddings", "norm_f", "Mamba2RMSNorm",
+                           {"Mamba2Block"}, hidden, vocab, layers, tie};
+  TensorTree tree = ssm::build_stack(r, l, [&](TreeBuilder& b, std::int64_t i) {
+    auto block = b.module(std::to_string(i), "Mamba2Block");
+    nn::rms_norm(b, "norm", hidden, "Mamba2RMSNorm");
+    auto mixer = b.module("mixer", "Mamba2Mixer");
+    ssm::mamba2_tensors(b, m);
   });
   if (r.dims) {
     ssm::StackSizes s{hidden, vocab, 0, tie, read_norm_eps(c, {"layer_norm_epsilon"}, 1e-5), m.inner};

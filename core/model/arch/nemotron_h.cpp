@@ -149,34 +149,29 @@ TensorTree build(const BuildRequest& r) {
   m.act = c.string_or({"mamba_hidden_act"}, "silu");
   m.norm_class = "MambaRMSNormGated";
 
-  ssm::ClassLayout l{"NemotronHModel", "backbone", "embeddings", {"NemotronHBlock"}, hidden, vocab, tie};
-  TensorTree tree = ssm::build_classes(r, l, [&](TreeBuilder& b) {
-    nn::embedding(b, "embeddings", vocab, hidden);
-    {
-      auto list = b.module("layers", "ModuleList");
-      for (std::size_t i = 0; i < kinds.size(); ++i) {
-        auto block = b.module(std::to_string(i), "NemotronHBlock");
-        nn::rms_norm(b, "norm", hidden, "NemotronHRMSNorm");
-        switch (kinds[i]) {
-          case Kind::kMamba: {
-            auto mixer = b.module("mixer", "NemotronHMamba2Mixer");
-            ssm::mamba2_tensors(b, m);
-            break;
-          }
-          case Kind::kAttention: {
-            auto mixer = b.module("mixer", "NemotronHAttention");
-            nn::linear(b, "q_proj", hidden, heads * head_dim, attn_bias);
-            nn::linear(b, "k_proj", hidden, kv_heads * head_dim, attn_bias);
-            nn::linear(b, "v_proj", hidden, kv_heads * head_dim, attn_bias);
-            nn::linear(b, "o_proj", heads * head_dim, hidden, attn_bias);
-            break;
-          }
-          case Kind::kMlp: mlp(b, "mixer", dense); break;
-          case Kind::kMoe: moe(b, experts, dense); break;
-        }
+  const ssm::StackLayout l{"NemotronHModel", "backbone", "embeddings", "norm_f", "NemotronHRMSNorm",
+                           {"NemotronHBlock"}, hidden, vocab,
+                           static_cast<std::int64_t>(kinds.size()), tie};
+  TensorTree tree = ssm::build_stack(r, l, [&](TreeBuilder& b, std::int64_t i) {
+    auto block = b.module(std::to_string(i), "NemotronHBlock");
+    nn::rms_norm(b, "norm", hidden, "NemotronHRMSNorm");
+    switch (kinds[static_cast<std::size_t>(i)]) {
+      case Kind::kMamba: {
+        auto mixer = b.module("mixer", "NemotronHMamba2Mixer");
+        ssm::mamba2_tensors(b, m);
+        break;
       }
+      case Kind::kAttention: {
+        auto mixer = b.module("mixer", "NemotronHAttention");
+        nn::linear(b, "q_proj", hidden, heads * head_dim, attn_bias);
+        nn::linear(b, "k_proj", hidden, kv_heads * head_dim, attn_bias);
+        nn::linear(b, "v_proj", hidden, kv_heads * head_dim, attn_bias);
+        nn::linear(b, "o_proj", heads * head_dim, hidden, attn_bias);
+        break;
+      }
+      case Kind::kMlp: mlp(b, "mixer", dense); break;
+      case Kind::kMoe: moe(b, experts, dense); break;
     }
-    nn::rms_norm(b, "norm_f", hidden, "NemotronHRMSNorm");
   });
   if (r.dims) {
     std::vector<LayerDims> layers;

@@ -12,6 +12,15 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// mamba_d_head: "auto" (the default) is inner ÷ heads, which must divide; else the number given.
+std::int64_t mamba_d_head(const Config& c, std::int64_t inner, const char* inner_key,
+                          std::int64_t heads) {
+  const auto it = c.json().find("mamba_d_head");
+  if (it != c.json().end() && !(it->is_string() && *it == "auto")) return c.dim({"mamba_d_head"});
+  require_divisible(c, inner, inner_key, heads, "mamba_n_heads");
+  return inner / heads;
+}
+
 }  // namespace
 
 void mamba1_tensors(TreeBuilder& b, const Mamba1Mixer& m) {
@@ -43,12 +52,21 @@ void require_heads_fill_inner(const Config& c, const Mamba2Mixer& m, const char*
                             m.heads, m.head_dim, inner_key, m.inner));
 }
 
-std::int64_t mamba_d_head(const Config& c, std::int64_t inner, const char* inner_key,
-                          std::int64_t heads) {
-  const auto it = c.json().find("mamba_d_head");
-  if (it != c.json().end() && !(it->is_string() && *it == "auto")) return c.dim({"mamba_d_head"});
-  require_divisible(c, inner, inner_key, heads, "mamba_n_heads");
-  return inner / heads;
+Mamba2Mixer bamba_mixer(const Config& c, std::int64_t hidden, std::int64_t inner,
+                        const char* inner_key, const std::string& act) {
+  Mamba2Mixer m;
+  m.hidden = hidden;
+  m.inner = inner;
+  m.heads = c.dim_or({"mamba_n_heads"}, 128);
+  m.head_dim = mamba_d_head(c, m.inner, inner_key, m.heads);
+  require_heads_fill_inner(c, m, inner_key);
+  m.groups = c.dim_or({"mamba_n_groups"}, 1);
+  m.state = c.dim_or({"mamba_d_state"}, 256);
+  m.conv_kernel = c.dim_or({"mamba_d_conv"}, 4);
+  m.conv_bias = c.flag_or({"mamba_conv_bias"}, true);
+  m.in_bias = m.out_bias = c.flag_or({"mamba_proj_bias"}, false);
+  m.act = act;
+  return m;
 }
 
 std::int64_t dt_rank(const Config& c, const char* key, std::int64_t hidden) {
@@ -128,18 +146,33 @@ void set_moe_layers(ModelDims& d, const MoeDims& moe, const std::vector<bool>& s
   if (std::find(sparse.begin(), sparse.end(), true) != sparse.end()) set_moe(d, moe, true, sparse);
 }
 
-TensorTree build_classes(const BuildRequest& r, const ClassLayout& l,
-                         FunctionRef<void(TreeBuilder&)> body) {
+namespace {
+
+void base_model(TreeBuilder& b, const StackLayout& l, const BlockFn& block,
+                FunctionRef<void(TreeBuilder&)> tail) {
+  nn::embedding(b, l.embedding, l.vocab, l.hidden);
+  {
+    auto list = b.module("layers", "ModuleList");
+    for (std::int64_t i = 0; i < l.layers; ++i) block(b, i);
+  }
+  nn::rms_norm(b, l.final_norm, l.hidden, l.norm_class);
+  if (tail) tail(b);
+}
+
+}  // namespace
+
+TensorTree build_stack(const BuildRequest& r, const StackLayout& l, const BlockFn& block,
+                       FunctionRef<void(TreeBuilder&)> tail) {
   const Config& c = r.config;
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split(l.no_split);
   if (r.class_name == l.base_class) {
-    body(b);
+    base_model(b, l, block, tail);
     return b.finish();
   }
   {
     auto base = b.module(l.base_attr, l.base_class);
-    body(b);
+    base_model(b, l, block, tail);
   }
   if (ends_with(r.class_name, "ForCausalLM")) {
     if (l.tie) nn::tied_linear(b, "lm_head", l.base_attr + "." + l.embedding + ".weight");

@@ -56,12 +56,15 @@ struct Mamba2Mixer {
 // gated norm [inner], D [heads], out_proj [hidden, inner].
 void mamba2_tensors(TreeBuilder& b, const Mamba2Mixer& m);
 
+// A Mamba-2 mixer from the mamba_* keys of Bamba-style configs (Falcon-H1, GraniteMoeHybrid), with
+// their classes' defaults: mamba_n_heads 128, mamba_d_head "auto", mamba_n_groups 1,
+// mamba_d_state 256, mamba_d_conv 4, mamba_conv_bias true, mamba_proj_bias false (in and out).
+// `inner` is the family's intermediate width; `inner_key` names it in errors.
+Mamba2Mixer bamba_mixer(const Config& c, std::int64_t hidden, std::int64_t inner,
+                        const char* inner_key, const std::string& act);
+
 // Throws kInvalidValue unless heads × head_dim == inner (every Mamba-2 config class checks it).
 void require_heads_fill_inner(const Config& c, const Mamba2Mixer& m, const char* inner_key);
-
-// mamba_d_head: "auto" (the default) is inner ÷ heads, which must divide; else the number given.
-std::int64_t mamba_d_head(const Config& c, std::int64_t inner, const char* inner_key,
-                          std::int64_t heads);
 
 // time_step_rank / mamba_dt_rank: "auto" (the classes' default) is ceil(hidden / 16), else the
 // number given.
@@ -98,20 +101,25 @@ ModelDims stack_dims(const StackSizes& s, std::vector<LayerDims> layers);
 // without a MoE layer leave the model dense).
 void set_moe_layers(ModelDims& d, const MoeDims& moe, const std::vector<bool>& sparse);
 
-// How a family lays out its classes: <base> alone, or <base> under `base_attr` with a head.
-struct ClassLayout {
+// How a family lays out its classes: the base model is an embedding, `layers` blocks and a final
+// RMSNorm; a head class puts it under `base_attr`.
+struct StackLayout {
   std::string base_class;   // "MambaModel"
   std::string base_attr;    // "backbone" or "model"
   std::string embedding;    // the embedding's name inside the base model: "embeddings", "embed_tokens"
+  std::string final_norm, norm_class;  // "norm_f", "MambaRMSNorm"
   std::vector<std::string> no_split;
-  std::int64_t hidden = 0, vocab = 0;
+  std::int64_t hidden = 0, vocab = 0, layers = 0;
   bool tie = false;
 };
 
-// Builds `class_name`: the base class, or *ForCausalLM (lm_head, tied to the embedding when `tie`)
-// or *ForSequenceClassification (score [num_labels, hidden], no bias). `body` adds the base
-// model's modules.
-TensorTree build_classes(const BuildRequest& r, const ClassLayout& l,
-                         FunctionRef<void(TreeBuilder&)> body);
+// Adds block N inside layers (opening its own module "N": the class may differ per layer).
+using BlockFn = FunctionRef<void(TreeBuilder& b, std::int64_t layer)>;
+
+// Builds `class_name`: the base class — embedding [vocab, hidden], layers.N by `block`, the final
+// norm, then `tail` (a model-level rotary) — or it under `base_attr` with *ForCausalLM's lm_head
+// (tied to the embedding when `tie`) or *ForSequenceClassification's score [num_labels, hidden].
+TensorTree build_stack(const BuildRequest& r, const StackLayout& l, const BlockFn& block,
+                       FunctionRef<void(TreeBuilder&)> tail = {});
 
 }  // namespace memfit::arch::ssm
