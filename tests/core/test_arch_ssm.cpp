@@ -247,6 +247,10 @@ TEST_CASE("ssm: mistralai/Mamba-Codestral-7B-v0.1 — 7.29B parameters, Mamba-2 
   std::string bad = kCodestral;
   bad.replace(bad.find("\"num_heads\": 128"), 16, "\"num_heads\": 100");
   CHECK(error_of(bad) == ErrorCode::kInvalidValue);
+  // Sizes no real model has fail cleanly instead of overflowing the state's products.
+  std::string huge = kCodestral;
+  huge.replace(huge.find("\"state_size\": 128"), 17, "\"state_size\": 1099511627776");
+  CHECK(error_message(huge).find("too large to be a real model's size") != std::string::npos);
 }
 
 TEST_CASE("ssm: nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B — 31.6B total, 3.6B active, 23 M / 23 E / 6 *") {

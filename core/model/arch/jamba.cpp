@@ -56,7 +56,7 @@ TensorTree build(const BuildRequest& r) {
   const auto moe_layer = [&](std::int64_t i) { return experts > 1 && expert.hits(i); };
   ssm::Mamba1Mixer m;
   m.hidden = d.hidden;
-  m.inner = c.dim_or({"mamba_expand"}, 2) * d.hidden;
+  m.inner = ssm::checked_mul(c, c.dim_or({"mamba_expand"}, 2), d.hidden, "mamba_expand × hidden_size");
   m.state = c.dim_or({"mamba_d_state"}, 16);
   m.conv_kernel = c.dim_or({"mamba_d_conv"}, 4);
   m.dt_rank = ssm::dt_rank(c, "mamba_dt_rank", d.hidden);

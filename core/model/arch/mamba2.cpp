@@ -37,7 +37,7 @@ TensorTree build(const BuildRequest& r) {
   m.in_bias = m.out_bias = c.flag_or({"use_bias"}, false);
   m.act = c.string_or({"hidden_act"}, "silu");
   m.norm_class = "MambaRMSNormGated";
-  ssm::require_heads_fill_inner(c, m, "hidden_size × expand");
+  ssm::check_mixer(c, m, "hidden_size × expand");
   const bool tie = c.flag_or({"tie_word_embeddings"}, false);
 
   const ssm::StackLayout l{"Mamba2Model", "backbone", "embeddings", "norm_f", "Mamba2RMSNorm",

@@ -140,7 +140,7 @@ TensorTree build(const BuildRequest& r) {
   m.hidden = hidden;
   m.heads = c.dim_or({"mamba_num_heads"}, 128);
   m.head_dim = c.dim_or({"mamba_head_dim"}, 64);
-  m.inner = m.heads * m.head_dim;
+  m.inner = ssm::checked_mul(c, m.heads, m.head_dim, "mamba_num_heads × mamba_head_dim");
   m.groups = c.dim_or({"mamba_n_groups", "n_groups"}, 8);
   m.state = c.dim_or({"ssm_state_size"}, 128);
   m.conv_kernel = c.dim_or({"mamba_d_conv", "conv_kernel"}, 4);
@@ -148,6 +148,7 @@ TensorTree build(const BuildRequest& r) {
   m.in_bias = m.out_bias = c.flag_or({"use_bias"}, false);
   m.act = c.string_or({"mamba_hidden_act"}, "silu");
   m.norm_class = "MambaRMSNormGated";
+  ssm::check_mixer(c, m, "mamba_num_heads × mamba_head_dim");
 
   const ssm::StackLayout l{"NemotronHModel", "backbone", "embeddings", "norm_f", "NemotronHRMSNorm",
                            {"NemotronHBlock"}, hidden, vocab,

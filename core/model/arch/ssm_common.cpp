@@ -45,11 +45,24 @@ void mamba2_tensors(TreeBuilder& b, const Mamba2Mixer& m) {
   nn::linear(b, "out_proj", m.inner, m.hidden, m.out_bias);
 }
 
-void require_heads_fill_inner(const Config& c, const Mamba2Mixer& m, const char* inner_key) {
-  if (m.heads * m.head_dim != m.inner)
+std::int64_t checked_mul(const Config& c, std::int64_t a, std::int64_t b, const char* what) {
+  std::int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out) || out > kMaxDim)
+    throw Error(ErrorCode::kOverflow,
+                fmt::format("{}: {} ({} × {}) is too large to be a real model's size", c.where(), what,
+                            a, b));
+  return out;
+}
+
+void check_mixer(const Config& c, const Mamba2Mixer& m, const char* inner_key) {
+  if (checked_mul(c, m.heads, m.head_dim, "the Mamba heads × head_dim") != m.inner)
     throw Error(ErrorCode::kInvalidValue,
                 fmt::format("{}: the Mamba heads ({}) × head_dim ({}) must equal {} ({})", c.where(),
                             m.heads, m.head_dim, inner_key, m.inner));
+  // conv_dim = inner + 2 × groups × state stays below 3 × kMaxDim once groups × state fits.
+  checked_mul(c, m.groups, m.state, "n_groups × the state size");
+  checked_mul(c, m.conv_dim(), m.conv_kernel, "the convolution state");
+  checked_mul(c, m.inner, m.state, "the SSM state");
 }
 
 Mamba2Mixer bamba_mixer(const Config& c, std::int64_t hidden, std::int64_t inner,
@@ -59,13 +72,13 @@ Mamba2Mixer bamba_mixer(const Config& c, std::int64_t hidden, std::int64_t inner
   m.inner = inner;
   m.heads = c.dim_or({"mamba_n_heads"}, 128);
   m.head_dim = mamba_d_head(c, m.inner, inner_key, m.heads);
-  require_heads_fill_inner(c, m, inner_key);
   m.groups = c.dim_or({"mamba_n_groups"}, 1);
   m.state = c.dim_or({"mamba_d_state"}, 256);
   m.conv_kernel = c.dim_or({"mamba_d_conv"}, 4);
   m.conv_bias = c.flag_or({"mamba_conv_bias"}, true);
   m.in_bias = m.out_bias = c.flag_or({"mamba_proj_bias"}, false);
   m.act = act;
+  check_mixer(c, m, inner_key);
   return m;
 }
 

@@ -48,6 +48,7 @@ struct Mamba2Mixer {
   std::string act = "silu";
   std::string norm_class;  // the gated RMSNorm over `inner`; empty: none (Falcon-H1's mamba_rms_norm)
   std::int64_t conv_dim() const { return inner + 2 * groups * state; }
+  // Call check_mixer() first: it makes sure these products fit.
   RecurrentDims per_sequence() const { return {conv_dim() * conv_kernel, heads * head_dim * state}; }
 };
 
@@ -63,8 +64,13 @@ void mamba2_tensors(TreeBuilder& b, const Mamba2Mixer& m);
 Mamba2Mixer bamba_mixer(const Config& c, std::int64_t hidden, std::int64_t inner,
                         const char* inner_key, const std::string& act);
 
-// Throws kInvalidValue unless heads × head_dim == inner (every Mamba-2 config class checks it).
-void require_heads_fill_inner(const Config& c, const Mamba2Mixer& m, const char* inner_key);
+// Before a Mamba-2 mixer is built: heads × head_dim must equal inner (kInvalidValue; every Mamba-2
+// config class checks it), and conv_dim and the state per sequence must be sizes that fit
+// (kOverflow: a hostile config must not overflow them).
+void check_mixer(const Config& c, const Mamba2Mixer& m, const char* inner_key);
+
+// a × b for two sizes read from `c`; kOverflow naming `what` when it is not a plausible size.
+std::int64_t checked_mul(const Config& c, std::int64_t a, std::int64_t b, const char* what);
 
 // time_step_rank / mamba_dt_rank: "auto" (the classes' default) is ceil(hidden / 16), else the
 // number given.
