@@ -318,7 +318,12 @@ double active_parameters(const TensorTree& tree, const ModelDims& dims) {
   for (int i : tree.named_parameters()) {
     const TensorInfo& t = tree.tensors[static_cast<std::size_t>(i)];
     total += static_cast<double>(t.numel);
-    if (t.name.find(".experts.") != std::string::npos) experts += static_cast<double>(t.numel);
+    // Routed experts: per-expert modules under `.experts.`, or GraniteMoe's fused
+    // [experts, out, in] weights (block_sparse_moe.input_linear / output_linear).
+    if (t.name.find(".experts.") != std::string::npos ||
+        t.name.find(".block_sparse_moe.input_linear.") != std::string::npos ||
+        t.name.find(".block_sparse_moe.output_linear.") != std::string::npos)
+      experts += static_cast<double>(t.numel);
   }
   if (dims.experts <= 0 || dims.experts_per_token <= 0) return total;
   const double used = std::min(1.0, static_cast<double>(dims.experts_per_token) /
