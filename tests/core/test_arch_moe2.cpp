@@ -372,3 +372,24 @@ TEST_CASE("glm4_moe_lite: Glm4MoeLiteConfig's defaults (GLM-4.7-Flash, MTP at mo
   CHECK(shape_of(m.tree, "model.layers.0.self_attn.q_b_proj.weight") == Shape{20 * 256, 768});
   CHECK(dims(m).per_layer[0].attention == AttentionKind::kMla);
 }
+
+TEST_CASE("bad per-layer lists: mlp_layer_types changes the tree and fails the build; no_rope_layers waits for the KV cache") {
+  EstimateRequest moe;
+  moe.config_text = R"({"model_type": "deepseek_v32", "architectures": ["DeepseekV32ForCausalLM"],
+      "vocab_size": 100, "hidden_size": 64, "intermediate_size": 128, "moe_intermediate_size": 32,
+      "num_hidden_layers": 2, "num_attention_heads": 2, "n_routed_experts": 4,
+      "num_experts_per_tok": 2, "q_lora_rank": 32, "kv_lora_rank": 16, "qk_rope_head_dim": 8,
+      "qk_nope_head_dim": 8, "v_head_dim": 8, "index_n_heads": 2, "index_head_dim": 16,
+      "mlp_layer_types": ["dense", "sparse", "sparse"]})";
+  const Result<Model> r = build_model(moe);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message().find("'mlp_layer_types' has 3 entries for 2 layers") != std::string::npos);
+
+  const Model m = model_of(R"({"model_type": "smollm3", "architectures": ["SmolLM3ForCausalLM"],
+      "vocab_size": 100, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "no_rope_layers": [1, 1, 0]})");
+  CHECK(m.parameters > 0);
+  const ModelDims& d = dims(m);
+  REQUIRE(d.attention_error.has_value());
+  CHECK(d.attention_error->message().find("'no_rope_layers' has 3 entries for 4 layers") != std::string::npos);
+}
