@@ -2,7 +2,9 @@
 // deepseek-ai/deepseek-moe-16b-base (model_type "deepseek": DeepseekModel, DeepseekForCausalLM),
 // deepseek-ai/DeepSeek-V2-Lite ("deepseek_v2": DeepseekV2*) and deepseek-ai/DeepSeek-V3
 // ("deepseek_v3": DeepseekV3*). Their config.json auto_map sends AutoModel and
-// AutoModelForCausalLM to these classes.
+// AutoModelForCausalLM to these classes. moonshotai/Kimi-K2-Instruct (model_type "kimi_k2")
+// ships the same DeepseekV3 remote code (its auto_map names configuration_deepseek.DeepseekV3Config
+// and modeling_deepseek.DeepseekV3ForCausalLM; transformers has no kimi_k2 class), so it is V3.
 //
 // Layout (all three): model.embed_tokens, model.layers.N {self_attn, mlp, input_layernorm,
 // post_attention_layernorm}, model.norm, lm_head. Layer N's mlp is the MoE block when
@@ -30,19 +32,13 @@
 // requested class only chooses the role (Model / ForCausalLM / ForSequenceClassification).
 #include <fmt/format.h>
 
+#include "deepseek_layers.h"
 #include "families.h"
-#include "llama_like.h"
 
 namespace memfit::arch {
 namespace {
 
 enum class Version { kV1, kV2, kV3 };
-
-struct Moe {
-  bool present = false;  // n_routed_experts is not None
-  std::int64_t routed = 0, shared = 0, inter = 0, first_dense = 0, freq = 1;
-  bool score_bias = false;
-};
 
 std::string_view role_of(std::string_view cls) {
   for (std::string_view role : {"ForCausalLM", "ForSequenceClassification", "Model"})
@@ -61,9 +57,9 @@ std::string rope_class(const Config& c, std::string_view prefix) {
 TensorTree build(const BuildRequest& r) {
   const Config& c = r.config;
   const std::string model_type = c.string_or({"model_type"}, "deepseek");
-  const Version v = model_type == "deepseek_v3"   ? Version::kV3
-                    : model_type == "deepseek_v2" ? Version::kV2
-                                                  : Version::kV1;
+  const Version v = model_type == "deepseek_v3" || model_type == "kimi_k2" ? Version::kV3
+                    : model_type == "deepseek_v2"                           ? Version::kV2
+                                                                            : Version::kV1;
   const std::string prefix =
       v == Version::kV3 ? "DeepseekV3" : v == Version::kV2 ? "DeepseekV2" : "Deepseek";
   const std::string_view role = role_of(r.class_name);
@@ -82,23 +78,26 @@ TensorTree build(const BuildRequest& r) {
   const bool attn_bias = c.flag_or({"attention_bias"}, false);
   d.q_bias = d.k_bias = d.v_bias = d.o_bias = attn_bias;
 
-  Moe moe;
+  DeepseekMoeSpec moe;
+  moe.prefix = prefix;
+  moe.router_class = "MoEGate";
   // V1/V2 default n_routed_experts to None (dense model); V3 to 256 experts, 1 shared.
   const bool routed_default = v == Version::kV3;
-  moe.present = c.has("n_routed_experts") ||
-                (routed_default && !c.json().contains("n_routed_experts"));
+  const bool present = c.has("n_routed_experts") ||
+                       (routed_default && !c.json().contains("n_routed_experts"));
   moe.routed = c.repeats_or({"n_routed_experts"}, 256);
   const bool shared_default = v == Version::kV3;
   moe.shared = c.has("n_shared_experts") ||
                        (shared_default && !c.json().contains("n_shared_experts"))
                    ? c.repeats_or({"n_shared_experts"}, 1)
                    : 0;
-  moe.inter = c.dim_or({"moe_intermediate_size"}, v == Version::kV3 ? 2048 : 1407);
-  moe.first_dense = c.repeats_or({"first_k_dense_replace"}, v == Version::kV3 ? 3 : 0);
-  moe.freq = c.dim_or({"moe_layer_freq"}, 1);
+  moe.width = c.dim_or({"moe_intermediate_size"}, v == Version::kV3 ? 2048 : 1407);
   moe.score_bias =
       v != Version::kV1 &&
       c.string_or({"topk_method"}, v == Version::kV3 ? "noaux_tc" : "gready") == "noaux_tc";
+  moe.active = c.count_or({"num_experts_per_tok"}, v == Version::kV3 ? 8 : 0);
+  std::vector<bool> sparse = deepseek_moe_layers(c, d.layers, v == Version::kV3 ? 3 : 0);
+  if (!present) sparse.assign(sparse.size(), false);
 
   LlamaLikeSpec s;
   s.prefix = prefix;
@@ -109,58 +108,18 @@ TensorTree build(const BuildRequest& r) {
   s.current_rotary = false;
 
   // MLA (V2/V3): the lambda is a named local so the LayerFn reference stays valid.
-  std::int64_t q_lora = 0, kv_lora = 0, rope = 0, nope = 0, v_head = 0;
-  const auto mla = [&](TreeBuilder& b, std::int64_t) {
-    auto attn = b.module("self_attn", prefix + "Attention");
-    const std::int64_t q_head = nope + rope;
-    if (q_lora == 0) {
-      nn::linear(b, "q_proj", d.hidden, d.heads * q_head, false);
-    } else {
-      nn::linear(b, "q_a_proj", d.hidden, q_lora, attn_bias);
-      nn::rms_norm(b, "q_a_layernorm", q_lora, prefix + "RMSNorm");
-      nn::linear(b, "q_b_proj", q_lora, d.heads * q_head, false);
-    }
-    nn::linear(b, "kv_a_proj_with_mqa", d.hidden, kv_lora + rope, attn_bias);
-    nn::rms_norm(b, "kv_a_layernorm", kv_lora, prefix + "RMSNorm");
-    nn::linear(b, "kv_b_proj", kv_lora, d.heads * (nope + v_head), false);
-    nn::linear(b, "o_proj", d.heads * v_head, d.hidden, attn_bias);
-    layer_rotary(b, s, rope, d.positions);
-  };
+  MlaDims ranks;
+  const auto mla = [&](TreeBuilder& b, std::int64_t) { mla_attention(b, s, d, ranks, attn_bias); };
   LayerFn attention;
   if (v != Version::kV1) {
-    const auto q_lora_it = c.json().find("q_lora_rank");
-    const bool has_q_lora = q_lora_it == c.json().end() || !q_lora_it->is_null();  // default 1536
-    q_lora = has_q_lora ? c.dim_or({"q_lora_rank"}, 1536) : 0;
-    kv_lora = c.dim_or({"kv_lora_rank"}, 512);
-    rope = c.dim_or({"qk_rope_head_dim"}, 64);
-    nope = c.dim_or({"qk_nope_head_dim"}, 128);
-    v_head = c.dim_or({"v_head_dim"}, 128);
-    d.rope_dim = rope;
+    ranks = read_mla(c, {1536, 512, 64, 128, 128});
+    d.rope_dim = ranks.qk_rope_head_dim;
     attention = mla;
   }
 
-  auto is_sparse = [&moe](std::int64_t layer) {
-    return moe.present && layer >= moe.first_dense && layer % moe.freq == 0;
-  };
-  const auto mlp = [&d, &moe, &is_sparse, prefix](TreeBuilder& b, std::int64_t layer) {
-    if (!is_sparse(layer)) {
-      gated_mlp(b, "mlp", prefix + "MLP", d.hidden, d.inter, false, d.act);
-      return;
-    }
-    auto block = b.module("mlp", prefix + "MoE");
-    {
-      auto list = b.module("experts", "ModuleList");
-      for (std::int64_t e = 0; e < moe.routed; ++e)
-        gated_mlp(b, std::to_string(e), prefix + "MLP", d.hidden, moe.inter, false, d.act);
-    }
-    {
-      auto gate = b.module("gate", "MoEGate");
-      b.param("weight", {moe.routed, d.hidden});
-      if (moe.score_bias) b.param("e_score_correction_bias", {moe.routed});
-    }
-    if (moe.shared > 0)
-      gated_mlp(b, "shared_experts", prefix + "MLP", d.hidden, moe.inter * moe.shared, false,
-                d.act);
+  const auto mlp = [&](TreeBuilder& b, std::int64_t layer) {
+    if (sparse[static_cast<std::size_t>(layer)]) return deepseek_moe(b, moe, d.hidden, d.act);
+    gated_mlp(b, "mlp", prefix + "MLP", d.hidden, d.inter, false, d.act);
   };
   TensorTree tree = build_decoder(r, class_name, s, d, mlp, attention);
   if (r.dims && *r.dims) {
@@ -168,22 +127,10 @@ TensorTree build(const BuildRequest& r) {
     // The activation formulas' head width stays transformers' hidden ÷ heads (MLA's own K and V
     // widths are per layer, below).
     dims.head_dim = c.dim_or({"head_dim"}, d.hidden / d.heads);
-    if (v != Version::kV1) {
-      const MlaDims ranks{q_lora, kv_lora, rope, nope, v_head};
-      for (LayerDims& l : dims.per_layer) {
-        l.attention = AttentionKind::kMla;
-        l.mla = ranks;
-        l.k_head_dim = nope + rope;
-        l.v_head_dim = v_head;
-        l.rope.rotary_dims = rope;
-      }
-    }
-    if (moe.present) {
-      std::vector<bool> sparse(static_cast<std::size_t>(d.layers));
-      for (std::int64_t i = 0; i < d.layers; ++i) sparse[static_cast<std::size_t>(i)] = is_sparse(i);
-      const std::int64_t active = c.count_or({"num_experts_per_tok"}, v == Version::kV3 ? 8 : 0);
-      set_moe(dims, {moe.routed, active, moe.shared, moe.inter, moe.shared * moe.inter}, true, sparse);
-    }
+    if (v != Version::kV1) set_mla(dims, ranks);
+    if (present)
+      set_moe(dims, {moe.routed, moe.active, moe.shared, moe.width, moe.shared * moe.width}, true,
+              sparse);
   }
   return tree;
 }
@@ -191,11 +138,11 @@ TensorTree build(const BuildRequest& r) {
 }  // namespace
 
 const Family& deepseek_family() {
-  // One family for three model_types: classes[0] (the AutoModel class) and the first
+  // One family for four model_types: classes[0] (the AutoModel class) and the first
   // AutoModelForCausalLM entry are mapped to the config's own version by build().
   static const Family f{
       "transformers",
-      {"deepseek", "deepseek_v2", "deepseek_v3"},
+      {"deepseek", "deepseek_v2", "deepseek_v3", "kimi_k2"},
       {{"DeepseekModel", "AutoModel"},
        {"DeepseekForCausalLM", "AutoModelForCausalLM"},
        {"DeepseekForSequenceClassification", "AutoModelForSequenceClassification"},

@@ -83,6 +83,25 @@ void layer_rotary(TreeBuilder& b, const LlamaLikeSpec& s, std::int64_t rope_dim,
            DType::kF32, false, s.rope_era);
 }
 
+void qk_norms(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d) {
+  switch (s.qk_norm_shape) {
+    case QkNormShape::kHead:
+      decoder_norm(b, "q_norm", s, d.head_dim);
+      decoder_norm(b, "k_norm", s, d.head_dim);
+      break;
+    case QkNormShape::kAllHeads:
+      decoder_norm(b, "q_norm", s, d.heads * d.head_dim);
+      decoder_norm(b, "k_norm", s, d.kv_heads * d.head_dim);
+      break;
+    case QkNormShape::kHeadsByDim:
+      for (const auto& [name, heads] : {std::pair{"q_norm", d.heads}, std::pair{"k_norm", d.kv_heads}}) {
+        auto m = b.module(name, s.norm_class);
+        b.param("weight", {heads, d.head_dim});
+      }
+      break;
+  }
+}
+
 void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d) {
   auto attn = b.module("self_attn", s.prefix + "Attention");
   const std::int64_t q = d.heads * d.head_dim;
@@ -96,10 +115,7 @@ void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims
     nn::linear(b, "v_proj", d.hidden, kv, d.v_bias);
     nn::linear(b, "o_proj", q, d.hidden, d.o_bias);
   }
-  if (s.qk_norm) {
-    decoder_norm(b, "q_norm", s, d.head_dim);
-    decoder_norm(b, "k_norm", s, d.head_dim);
-  }
+  if (s.qk_norm) qk_norms(b, s, d);
   if (!s.rope_class.empty()) layer_rotary(b, s, d.rope_dim, d.positions);
 }
 
@@ -110,6 +126,32 @@ void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std:
   nn::linear(b, "up_proj", hidden, inter, bias);
   nn::linear(b, "down_proj", inter, hidden, bias);
   nn::activation(b, "act_fn", act);
+}
+
+void gated_experts(TreeBuilder& b, std::string_view cls, std::int64_t n, std::int64_t hidden,
+                   std::int64_t width, bool bias, std::string_view act) {
+  auto list = b.module("experts", "ModuleList");
+  for (std::int64_t e = 0; e < n; ++e) gated_mlp(b, std::to_string(e), cls, hidden, width, bias, act);
+}
+
+void mixtral_experts(TreeBuilder& b, std::string_view cls, std::int64_t n, std::int64_t hidden,
+                     std::int64_t width, std::string_view act) {
+  auto list = b.module("experts", "ModuleList");
+  for (std::int64_t e = 0; e < n; ++e) {
+    auto x = b.module(std::to_string(e), cls);
+    nn::linear(b, "w1", hidden, width, false);
+    nn::linear(b, "w2", width, hidden, false);
+    nn::linear(b, "w3", hidden, width, false);
+    nn::activation(b, "act_fn", act);
+  }
+}
+
+void fused_gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls,
+                     std::int64_t hidden, std::int64_t inter, std::string_view act) {
+  auto m = b.module(name, cls);
+  nn::linear(b, "gate_up_proj", hidden, 2 * inter, false);
+  nn::linear(b, "down_proj", inter, hidden, false);
+  nn::activation(b, "activation_fn", act);
 }
 
 void decoder_base(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, const LayerFn& mlp,
@@ -127,9 +169,9 @@ void decoder_base(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, 
       if (attention) attention(b, i);
       else decoder_attention(b, s, d);
       mlp(b, i);
-      decoder_norm(b, "input_layernorm", s, d.hidden);
+      if (s.input_norm) decoder_norm(b, "input_layernorm", s, d.hidden);
       for (const auto& name : s.layer_dropouts) nn::dropout(b, name);
-      decoder_norm(b, "post_attention_layernorm", s, d.hidden);
+      if (s.post_attention_norm) decoder_norm(b, "post_attention_layernorm", s, d.hidden);
       for (const auto& name : s.extra_layer_norms) decoder_norm(b, name, s, d.hidden);
     }
   }
@@ -209,7 +251,7 @@ TensorTree decoder_tree(const Config& c, std::string_view class_name, const Llam
   }
   if (ends_with(class_name, "ForCausalLM")) {
     if (d.tie) nn::tied_linear(b, "lm_head", "model.embed_tokens.weight");
-    else nn::linear(b, "lm_head", d.hidden, d.vocab, false);
+    else nn::linear(b, "lm_head", d.hidden, d.vocab, s.lm_head_bias);
   } else if (ends_with(class_name, "ForSequenceClassification")) {
     nn::linear(b, "score", d.hidden, num_labels(c), false);
   } else if (ends_with(class_name, "ForTokenClassification")) {

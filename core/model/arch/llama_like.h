@@ -1,5 +1,6 @@
 // The Llama-shaped decoder shared by Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Gemma, Phi-3,
-// OLMo, StarCoder2 and DeepSeek (transformers 4.40 and the DeepSeek remote code).
+// OLMo, StarCoder2 and DeepSeek (transformers 4.40 and the DeepSeek remote code), and by the
+// current families Granite, OLMo 2, OLMoE, Cohere, PhiMoE, SmolLM3, ERNIE 4.5, GLM-4, MiniMax-M2.
 //
 // Every one of them is laid out the same way:
 //
@@ -41,6 +42,12 @@ enum class NormKind {
   kRms,        // weight [dim] (LlamaRMSNorm, GemmaRMSNorm, ...)
   kLayerNorm,  // torch.nn.LayerNorm: weight and bias [dim]
   kParamFree,  // OlmoLayerNorm: no parameters at all
+};
+
+enum class QkNormShape {
+  kHead,        // [head_dim]
+  kAllHeads,    // [heads * head_dim] for q, [kv_heads * head_dim] for k
+  kHeadsByDim,  // [heads, head_dim] and [kv_heads, head_dim]
 };
 
 struct DecoderDims {
@@ -88,6 +95,15 @@ struct LlamaLikeSpec {
   std::string embedding_class = "Embedding";  // Gemma 3: Gemma3TextScaledWordEmbedding
   bool embed_scale_buffer = false;            // its non-persistent scalar embed_scale
   bool local_rotary = false;                  // Gemma 3: a second model-level rotary_emb_local
+  // What the q/k norms (qk_norm) normalize: one head (Qwen3), every head's width at once (OLMo 2,
+  // OLMoE, MiniMax-M2: [heads*head_dim] and [kv_heads*head_dim]), or Cohere's per-head LayerNorm
+  // whose weight is [heads, head_dim].
+  QkNormShape qk_norm_shape = QkNormShape::kHead;
+  // Which of the two standard layer norms a layer registers: OLMo 2 has no input_layernorm,
+  // Cohere's parallel block no post_attention_layernorm.
+  bool input_norm = true;
+  bool post_attention_norm = true;
+  bool lm_head_bias = false;  // PhiMoE: lm_head with a bias (lm_head_bias)
 };
 
 // Called inside a decoder layer's scope to add one block (it opens its own module). A reference:
@@ -109,6 +125,8 @@ void decoder_norm(TreeBuilder& b, std::string_view name, const LlamaLikeSpec& s,
 // The per-layer rotary module of 4.40 (or of remote code) named "rotary_emb".
 void layer_rotary(TreeBuilder& b, const LlamaLikeSpec& s, std::int64_t rope_dim,
                   std::int64_t positions);
+// q_norm and k_norm after o_proj, shaped as s.qk_norm_shape says.
+void qk_norms(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d);
 // The standard attention block ("self_attn"): q/k/v/o or Phi-3's fused layout, then rotary.
 void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d);
 // gate_proj, up_proj [inter, hidden], down_proj [hidden, inter] and the act_fn module (`act`:
@@ -121,6 +139,21 @@ void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std:
 // shared_expert_gate [1, hidden]; no biases.
 void qwen_sparse_moe(TreeBuilder& b, std::string_view prefix, const DecoderDims& d,
                      std::int64_t experts, std::int64_t moe_inter, std::int64_t shared_inter);
+
+// "experts" = ModuleList of `n` gated MLPs (gate/up/down) of class `cls`, named 0..n-1: how
+// checkpoints store routed experts (current transformers fuses them on load, same bytes).
+void gated_experts(TreeBuilder& b, std::string_view cls, std::int64_t n, std::int64_t hidden,
+                   std::int64_t width, bool bias, std::string_view act);
+
+// Mixtral's "experts": ModuleList of `n` experts of class `cls`, each w1 [width, hidden], w2
+// [hidden, width], w3 [width, hidden] and act_fn (PhiMoE and MiniMax-M2 store theirs the same way).
+void mixtral_experts(TreeBuilder& b, std::string_view cls, std::int64_t n, std::int64_t hidden,
+                     std::int64_t width, std::string_view act);
+
+// Phi-3's fused MLP (GLM-4 copies it): gate_up_proj [2*inter, hidden], down_proj [hidden, inter]
+// and the activation_fn module, no biases.
+void fused_gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls,
+                     std::int64_t hidden, std::int64_t inter, std::string_view act);
 
 // Qwen2-MoE / Qwen3-MoE: which of `layers` layers hold the sparse MoE block — not listed in
 // mlp_only_layers, every decoder_sparse_step-th, and only when there are experts.

@@ -27,14 +27,7 @@ TensorTree build(const BuildRequest& r) {
   TensorTree tree = build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     auto moe = b.module("block_sparse_moe", "MixtralSparseMoeBlock");
     nn::linear(b, "gate", d.hidden, experts, false);
-    auto list = b.module("experts", "ModuleList");
-    for (std::int64_t e = 0; e < experts; ++e) {
-      auto x = b.module(std::to_string(e), "MixtralBlockSparseTop2MLP");
-      nn::linear(b, "w1", d.hidden, d.inter, false);
-      nn::linear(b, "w2", d.inter, d.hidden, false);
-      nn::linear(b, "w3", d.hidden, d.inter, false);
-      nn::activation(b, "act_fn", d.act);
-    }
+    mixtral_experts(b, "MixtralBlockSparseTop2MLP", experts, d.hidden, d.inter, d.act);
   });
   // Every layer's experts are as wide as the dense MLP would be.
   if (r.dims && *r.dims)

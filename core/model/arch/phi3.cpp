@@ -37,10 +37,7 @@ TensorTree build(const BuildRequest& r) {
   s.embed_dropout = "embed_dropout";
   s.layer_dropouts = {"resid_attn_dropout", "resid_mlp_dropout"};
   return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
-    auto mlp = b.module("mlp", "Phi3MLP");
-    nn::linear(b, "gate_up_proj", d.hidden, 2 * d.inter, false);
-    nn::linear(b, "down_proj", d.inter, d.hidden, false);
-    nn::activation(b, "activation_fn", d.act);
+    fused_gated_mlp(b, "mlp", "Phi3MLP", d.hidden, d.inter, d.act);
   });
 }
 

@@ -165,7 +165,8 @@ void set_moe(ModelDims& d, const MoeDims& moe, bool moe_width_given,
 void finish_model_dims(ModelDims& d, const Config& config, const TensorTree& tree);
 
 // Parameters a token actually multiplies with: all of them, minus the routed experts it skips
-// (modules under `.experts.`, scaled by 1 − experts_per_token / experts).
+// (modules under `.experts.` and GraniteMoe's fused expert weights, scaled by
+// 1 − experts_per_token / experts).
 double active_parameters(const TensorTree& tree, const ModelDims& dims);
 // The parameters of the routed experts (modules under `.experts.`), all of them.
 double routed_expert_parameters(const TensorTree& tree);
