@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "family_dims.h"
+
 namespace memfit::arch {
 namespace {
 
@@ -161,20 +163,9 @@ std::vector<bool> qwen_moe_layers(const Config& c, std::int64_t layers, std::int
 }
 
 ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope) {
-  ModelDims m;
-  m.hidden = d.hidden;
-  m.vocab = d.vocab;
-  m.layers = d.layers;
-  m.max_positions = d.positions;
-  m.tied_embeddings = d.tie;
-  m.norm_eps = d.norm_eps;
-  m.heads = d.heads;
-  m.kv_heads = d.kv_heads;
-  m.head_dim = d.head_dim;
-  m.intermediate = d.inter;
-  set_uniform_layers(m, rope);
-  apply_window_rules(m, c);
-  return m;
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.kv_heads, d.head_dim,
+                                d.inter, d.positions, d.tie, d.norm_eps},
+                            rope);
 }
 
 namespace {
