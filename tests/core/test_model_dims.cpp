@@ -175,8 +175,8 @@ TEST_CASE("model dims: quantization_config is read with the model; a bad one onl
   CHECK(r.error().message().find("'hqq'") != std::string::npos);
 }
 
-TEST_CASE("model dims: a family without a dims reader gets the generic one; a bad layout waits for the KV cache") {
-  // OPT's family reads no dims: the generic keys give them.
+TEST_CASE("model dims: OPT's from its family; a bad layout waits for the KV cache") {
+  // OPT's family reads its dims (what the generic keys gave, test_family_dims.cpp).
   const Model opt_model = model_of(test::fixture("configs/facebook--opt-125m.json"));
   const ModelDims& opt = dims_of(opt_model);
   CHECK(opt.hidden == 768);

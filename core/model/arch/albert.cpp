@@ -9,12 +9,13 @@
 
 #include "bert_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
 
 struct AlbertDims {
-  std::int64_t vocab, embedding, hidden, groups, inner_groups, heads, head_size, inter,
+  std::int64_t vocab, embedding, hidden, layers, groups, inner_groups, heads, head_size, inter,
       positions, type_vocab;
   bool relative, tie;
   std::string act;  // hidden_act: AlbertLayer.activation and AlbertMLMHead.activation
@@ -29,7 +30,7 @@ AlbertDims read_dims(const Config& c) {
   d.embedding = c.dim_or({"embedding_size"}, 128);
   d.hidden = c.dim_or({"hidden_size"}, 4096);
   // num_hidden_layers only sets how many times the shared groups run: no tensors of its own.
-  (void)c.repeats_or({"num_hidden_layers"}, 12);
+  d.layers = c.repeats_or({"num_hidden_layers"}, 12);
   d.groups = c.repeats_or({"num_hidden_groups"}, 1);
   d.inner_groups = c.repeats_or({"inner_group_num"}, 1);
   d.heads = c.dim_or({"num_attention_heads"}, 64);
@@ -116,8 +117,7 @@ void mlm_head(TreeBuilder& b, const AlbertDims& d) {
   nn::activation(b, "activation", d.act);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const AlbertDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const AlbertDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   if (is_class(r, "AlbertModel")) {
     model(b, d, true);
@@ -151,6 +151,17 @@ TensorTree build(const BuildRequest& r) {
                 fmt::format("class '{}' is not described for albert", r.class_name));
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h): num_hidden_layers passes, each through a
+// layer of the one shape. AlbertConfig (configuration_albert.py, 4.40): layer_norm_eps=1e-12.
+ModelDims model_dims(const Config& c, const AlbertDims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.heads, d.head_size, d.inter,
+                                d.positions, d.tie, read_norm_eps(c, {"layer_norm_eps"}, 1e-12)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

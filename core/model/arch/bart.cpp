@@ -11,6 +11,7 @@
 // dropouts are floats) and BartClassificationHead's dropout.
 #include "common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -99,8 +100,7 @@ void model(TreeBuilder& b, const BartDims& d) {
   coder(b, "decoder", d, true, shared_weight);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const BartDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const BartDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"BartEncoderLayer", "BartDecoderLayer"});
   if (is_class(r, "BartModel")) {
@@ -122,6 +122,20 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "out_proj", d.d_model, bart_num_labels(r.config));
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h): the decoder's layers and heads, the
+// encoder-decoder's cross-attention. BartConfig has no epsilon key (torch's LayerNorm default):
+// norm_eps stays 0, unknown, as the generic reader gave it.
+ModelDims model_dims(const Config& c, const BartDims& d) {
+  return encoder_decoder_dims(c,
+                              {d.d_model, d.vocab, d.dec_layers, d.dec_heads, d.dec_heads,
+                               d.d_model / d.dec_heads, d.dec_ffn, d.positions, d.tie, 0.0},
+                              d.enc_layers, 0);
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

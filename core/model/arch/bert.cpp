@@ -8,6 +8,7 @@
 
 #include "bert_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -30,8 +31,7 @@ void lm_prediction_head(TreeBuilder& b, const bert::Dims& d) {
   bert::tied_decoder(b, "decoder", d.hidden, d.vocab, d.tie, kWordEmbeddings, b.path("bias"));
 }
 
-TensorTree build(const BuildRequest& r) {
-  const bert::Dims d = bert::read_dims(r.config, kBertDefaults);
+TensorTree tree(const BuildRequest& r, const bert::Dims& d) {
   TreeBuilder b{std::string(r.class_name)};
   if (is_class(r, "BertModel")) {
     bert::model(b, d, "Bert", true);
@@ -67,6 +67,10 @@ TensorTree build(const BuildRequest& r) {
                 fmt::format("class '{}' is not described for bert", r.class_name));
   }
   return b.finish();
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, bert::read_dims(r.config, kBertDefaults), tree, bert::model_dims);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "family_dims.h"
+
 namespace memfit::arch::bert {
 namespace {
 
@@ -79,6 +81,11 @@ Dims read_dims(const Config& c, const Defaults& def) {
   return d;
 }
 
+ModelDims model_dims(const Config& c, const Dims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.heads, d.head_size, d.inter,
+                                d.positions, d.tie, read_norm_eps(c, {"layer_norm_eps"}, 1e-12)});
+}
+
 void model(TreeBuilder& b, const Dims& d, std::string_view prefix, bool pooling) {
   {
     auto e = b.module("embeddings", cls(prefix, "Embeddings"));
@@ -124,10 +131,9 @@ void tied_decoder(TreeBuilder& b, std::string_view name, std::int64_t in, std::i
 }  // namespace memfit::arch::bert
 
 namespace memfit::arch::bert {
+namespace {
 
-TensorTree build_roberta_like(const BuildRequest& r, std::string_view prefix,
-                              const Defaults& def) {
-  const Dims d = read_dims(r.config, def);
+TensorTree roberta_like_tree(const BuildRequest& r, std::string_view prefix, const Dims& d) {
   TreeBuilder b{std::string(r.class_name)};
   // <Prefix>PreTrainedModel._no_split_modules in 4.40 (later versions add the Sdpa attention
   // class, and current ones move the list to <Prefix>Model as [Embeddings, Layer]).
@@ -168,6 +174,16 @@ TensorTree build_roberta_like(const BuildRequest& r, std::string_view prefix,
                 fmt::format("class '{}' is not described for this model", r.class_name));
   }
   return b.finish();
+}
+
+}  // namespace
+
+TensorTree build_roberta_like(const BuildRequest& r, std::string_view prefix,
+                              const Defaults& def) {
+  const Dims d = read_dims(r.config, def);
+  TensorTree t = roberta_like_tree(r, prefix, d);
+  if (r.dims) *r.dims = model_dims(r.config, d);
+  return t;
 }
 
 }  // namespace memfit::arch::bert

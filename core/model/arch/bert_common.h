@@ -34,6 +34,10 @@ struct Dims {
 
 Dims read_dims(const Config& c, const Defaults& def);
 
+// The model's dims from the same reads (family_dims.h). BertConfig, RobertaConfig and
+// XLMRobertaConfig (4.40): layer_norm_eps=1e-12.
+ModelDims model_dims(const Config& c, const Dims& d);
+
 // <Prefix>Model's submodules, in registration order: embeddings, encoder and (when `pooling`)
 // pooler. `prefix` is "Bert", "Roberta" or "XLMRoberta".
 void model(TreeBuilder& b, const Dims& d, std::string_view prefix, bool pooling);

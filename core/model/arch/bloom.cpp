@@ -8,6 +8,7 @@
 // between its two linears, the token classifier's dropout.
 #include "common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -52,8 +53,7 @@ void model(TreeBuilder& b, const BloomDims& d) {
   nn::layer_norm(b, "ln_f", d.hidden);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const BloomDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const BloomDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"BloomBlock"});
   if (is_class(r, "BloomModel")) {
@@ -76,6 +76,19 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "qa_outputs", d.hidden, 2, true);
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h): the MLP is 4 × hidden, and BloomConfig
+// (configuration_bloom.py, 4.40) has no maximum length (ALiBi positions): max_positions 0;
+// layer_norm_epsilon=1e-5.
+ModelDims model_dims(const Config& c, const BloomDims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.heads, d.hidden / d.heads,
+                                4 * d.hidden, 0, d.tie,
+                                read_norm_eps(c, {"layer_norm_epsilon"}, 1e-5)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -120,7 +121,7 @@ void vision_transformer(TreeBuilder& b, const ClipVisionDims& d) {
   nn::layer_norm(b, "post_layernorm", d.hidden);
 }
 
-TensorTree build(const BuildRequest& r) {
+TensorTree tree(const BuildRequest& r) {
   const Config& c = r.config;
   TreeBuilder b{std::string(r.class_name)};
   if (is_class(r, "CLIPModel")) {
@@ -159,6 +160,25 @@ TensorTree build(const BuildRequest& r) {
   return b.finish();
 }
 
+
+// The model's dims from the text tower's reads (family_dims.h), for every class: what the generic
+// reader gave (it reads text_config); the vision classes' own tower is left for a change that may
+// alter values. CLIPTextConfig (configuration_clip.py, 4.40): layer_norm_eps=1e-5.
+ModelDims model_dims(const BuildRequest& r) {
+  const bool composite = is_class(r, "CLIPModel") || is_class(r, "CLIPForImageClassification");
+  const Config text = part(r.config, "text_config", composite);
+  const ClipTextDims t = text_dims(text);
+  const std::int64_t head_dim = t.hidden / t.heads;
+  return uniform_model_dims(text, {t.hidden, t.vocab, t.layers, t.heads, t.heads, head_dim, t.inter,
+                                   t.positions, text.flag_or({"tie_word_embeddings"}, true),
+                                   read_norm_eps(text, {"layer_norm_eps"}, 1e-5)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  TensorTree t = tree(r);
+  if (r.dims) *r.dims = model_dims(r);
+  return t;
+}
 }  // namespace
 
 const Family& clip_family() {

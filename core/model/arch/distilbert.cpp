@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -71,8 +72,7 @@ void model(TreeBuilder& b, const DistilBertDims& d) {
   }
 }
 
-TensorTree build(const BuildRequest& r) {
-  const DistilBertDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const DistilBertDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   if (is_class(r, "DistilBertModel")) {
     model(b, d);
@@ -119,6 +119,17 @@ TensorTree build(const BuildRequest& r) {
                 fmt::format("class '{}' is not described for distilbert", r.class_name));
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h). DistilBertConfig has no epsilon key (its
+// LayerNorms use 1e-12 in code): norm_eps stays 0, unknown, as the generic reader gave it.
+ModelDims model_dims(const Config& c, const DistilBertDims& d) {
+  return uniform_model_dims(c, {d.dim, d.vocab, d.layers, d.heads, d.heads, d.dim / d.heads,
+                                d.hidden_dim, d.positions, d.tie, 0.0});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

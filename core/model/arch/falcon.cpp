@@ -20,6 +20,7 @@
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -97,8 +98,7 @@ void model(TreeBuilder& b, const FalconDims& d) {
   dec::rotary_per_model(b, "rotary_emb", "FalconRotaryEmbedding", d.head_dim);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const FalconDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const FalconDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"FalconDecoderLayer"});
   if (is_class(r, "FalconModel")) {
@@ -121,6 +121,22 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "qa_outputs", d.hidden, 2, true);
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h). Key/value heads are what query_key_value
+// holds: num_kv_heads (new architecture), 1 (multi-query) or every head. FalconConfig
+// (configuration_falcon.py, 4.40): layer_norm_epsilon=1e-5. max_positions is the config's own
+// max_position_embeddings, 0 when absent, as the generic reader gave it (falcon-7b/40b's configs
+// have none; FalconConfig's default, 2048, sizes the rotary caches above).
+ModelDims model_dims(const Config& c, const FalconDims& d) {
+  const std::int64_t kv_heads = d.new_arch ? d.kv_heads : d.multi_query ? 1 : d.heads;
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, kv_heads, d.head_dim, d.ffn,
+                                c.count_or({"max_position_embeddings"}, 0), d.tie,
+                                read_norm_eps(c, {"layer_norm_epsilon"}, 1e-5)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -82,8 +83,7 @@ void model(TreeBuilder& b, const BigCodeDims& d) {
   b.buffer("bias", {d.positions, d.positions}, DType::kBool, false);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const BigCodeDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const BigCodeDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"GPTBigCodeBlock"});
   if (is_class(r, "GPTBigCodeModel")) {
@@ -104,6 +104,18 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "classifier", d.hidden, num_labels(r.config), true);
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h): one key/value head with multi_query.
+// GPTBigCodeConfig (configuration_gpt_bigcode.py, 4.40): layer_norm_epsilon=1e-5.
+ModelDims model_dims(const Config& c, const BigCodeDims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.multi_query ? 1 : d.heads,
+                                d.hidden / d.heads, d.inner, d.positions, d.tie,
+                                read_norm_eps(c, {"layer_norm_epsilon"}, 1e-5)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -77,8 +78,7 @@ void model(TreeBuilder& b, const NeoxDims& d) {
   dec::rotary_per_model(b, "rotary_emb", "GPTNeoXRotaryEmbedding", d.rot_dim);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const NeoxDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const NeoxDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"GPTNeoXLayer"});
   if (is_class(r, "GPTNeoXModel")) {
@@ -101,6 +101,18 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "qa_outputs", d.hidden, 2, true);
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h). GPTNeoXConfig (configuration_gpt_neox.py,
+// 4.40): layer_norm_eps=1e-5; every head has its own key and value.
+ModelDims model_dims(const Config& c, const NeoxDims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.heads, d.hidden / d.heads,
+                                d.inter, d.positions, d.tie,
+                                read_norm_eps(c, {"layer_norm_eps"}, 1e-5)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -73,8 +74,7 @@ void model(TreeBuilder& b, const GptjDims& d) {
   nn::layer_norm(b, "ln_f", d.hidden);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const GptjDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const GptjDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"GPTJBlock"});
   if (is_class(r, "GPTJModel")) {
@@ -94,6 +94,18 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config), true);
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h). GPTJConfig (configuration_gptj.py, 4.40):
+// layer_norm_epsilon=1e-5; every head has its own key and value.
+ModelDims model_dims(const Config& c, const GptjDims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.heads, d.hidden / d.heads,
+                                d.inner, d.positions, d.tie,
+                                read_norm_eps(c, {"layer_norm_epsilon"}, 1e-5)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

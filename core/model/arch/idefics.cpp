@@ -18,6 +18,7 @@
 
 #include "common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -249,8 +250,7 @@ void model(TreeBuilder& b, const IdeficsDims& d) {
   nn::rms_norm(b, "norm", d.hidden, "IdeficsRMSNorm");
 }
 
-TensorTree build(const BuildRequest& r) {
-  const IdeficsDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const IdeficsDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"IdeficsDecoderLayer", "IdeficsGatedCrossAttentionLayer"});
   if (is_class(r, "IdeficsModel")) {
@@ -274,6 +274,21 @@ TensorTree build(const BuildRequest& r) {
     }
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h): the language model's layers (the gated
+// cross-attention layers and the vision tower are not in them) and vocab_size without the
+// additional_vocab_size tokens, as the generic reader gave them. IdeficsConfig
+// (configuration_idefics.py, 4.40): rms_norm_eps=1e-6, and no max_position_embeddings of its
+// own (the Hub configs carry one; the rotary caches use 2048 whatever it says): 0 when absent.
+ModelDims model_dims(const Config& c, const IdeficsDims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.heads, d.head_dim, d.inter,
+                                c.count_or({"max_position_embeddings"}, 0), d.tie,
+                                read_norm_eps(c, {"rms_norm_eps"}, 1e-6)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "family_dims.h"
+
 namespace memfit::arch {
 namespace {
 
@@ -203,11 +205,7 @@ void qwen_sparse_moe(TreeBuilder& b, std::string_view prefix, const DecoderDims&
   const std::string mlp_class = std::string(prefix) + "MLP";
   auto moe = b.module("mlp", std::string(prefix) + "SparseMoeBlock");
   nn::linear(b, "gate", d.hidden, experts, false);
-  {
-    auto list = b.module("experts", "ModuleList");
-    for (std::int64_t e = 0; e < experts; ++e)
-      gated_mlp(b, std::to_string(e), mlp_class, d.hidden, moe_inter, false, d.act);
-  }
+  gated_experts(b, mlp_class, experts, d.hidden, moe_inter, false, d.act);
   gated_mlp(b, "shared_expert", mlp_class, d.hidden, shared_inter, false, d.act);
   nn::linear(b, "shared_expert_gate", d.hidden, 1, false);
 }
@@ -229,9 +227,9 @@ ModelDims uniform_decoder_dims(const DecoderDims& d, const RopeDims& rope) {
 }
 
 ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope) {
-  ModelDims m = uniform_decoder_dims(d, rope);
-  apply_window_rules(m, c);
-  return m;
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.kv_heads, d.head_dim,
+                                d.inter, d.positions, d.tie, d.norm_eps},
+                            rope);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -76,8 +77,7 @@ void model(TreeBuilder& b, const OptDims& d) {
   decoder(b, d);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const OptDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const OptDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"OPTDecoderLayer"});
   if (is_class(r, "OPTModel")) {
@@ -97,6 +97,17 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "qa_outputs", d.proj, 2, true);
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h). OPTConfig has no epsilon key (its
+// LayerNorms keep torch's 1e-5): norm_eps stays 0, unknown, as the generic reader gave it.
+ModelDims model_dims(const Config& c, const OptDims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.heads, d.hidden / d.heads,
+                                d.ffn, d.positions, d.tie, 0.0});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

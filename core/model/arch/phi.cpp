@@ -13,6 +13,7 @@
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -81,8 +82,7 @@ void model(TreeBuilder& b, const PhiDims& d) {
   dec::rotary_per_model(b, "rotary_emb", "PhiRotaryEmbedding", d.rot_dim);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const PhiDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const PhiDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"PhiDecoderLayer"});
   if (is_class(r, "PhiModel")) {
@@ -103,6 +103,18 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "classifier", d.hidden, num_labels(r.config), true);
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h). PhiConfig (configuration_phi.py, 4.40):
+// layer_norm_eps=1e-5.
+ModelDims model_dims(const Config& c, const PhiDims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.kv_heads, d.head_dim,
+                                d.inter, d.positions, d.tie,
+                                read_norm_eps(c, {"layer_norm_eps"}, 1e-5)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

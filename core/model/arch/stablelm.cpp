@@ -12,6 +12,7 @@
 #include "common.h"
 #include "dec_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -90,8 +91,7 @@ void model(TreeBuilder& b, const StableLmDims& d) {
   dec::rotary_per_model(b, "rotary_emb", "StableLmRotaryEmbedding", d.rot_dim);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const StableLmDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const StableLmDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"StableLmDecoderLayer"});
   if (is_class(r, "StableLmModel")) {
@@ -109,6 +109,18 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "score", d.hidden, num_labels(r.config), false);
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h). StableLmConfig (configuration_stablelm.py,
+// 4.40): layer_norm_eps=1e-5.
+ModelDims model_dims(const Config& c, const StableLmDims& d) {
+  return uniform_model_dims(c, {d.hidden, d.vocab, d.layers, d.heads, d.kv_heads, d.head_dim,
+                                d.inter, d.positions, d.tie,
+                                read_norm_eps(c, {"layer_norm_eps"}, 1e-5)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -123,8 +124,7 @@ void stack(TreeBuilder& b, std::string_view name, const T5Dims& d, bool decoder,
   nn::dropout(b, "dropout");
 }
 
-TensorTree build(const BuildRequest& r) {
-  const T5Dims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const T5Dims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"T5Block"});
   nn::embedding(b, "shared", d.vocab, d.d_model);
@@ -138,6 +138,22 @@ TensorTree build(const BuildRequest& r) {
     else nn::linear(b, "lm_head", d.d_model, d.vocab, false);
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h): the decoder's layers, d_kv per head, the
+// encoder-decoder's cross-attention. T5 positions are relative: max_positions is the n_positions
+// T5 checkpoints' configs carry, else 0. T5Config (configuration_t5.py, 4.40):
+// layer_norm_epsilon=1e-6.
+ModelDims model_dims(const Config& c, const T5Dims& d) {
+  return encoder_decoder_dims(c,
+                              {d.d_model, d.vocab, d.dec_layers, d.heads, d.heads, d.d_kv, d.d_ff,
+                               c.count_or({"n_positions"}, 0), d.tie,
+                               read_norm_eps(c, {"layer_norm_epsilon"}, 1e-6)},
+                              d.enc_layers, 0);
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

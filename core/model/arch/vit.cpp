@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -126,8 +127,7 @@ void model(TreeBuilder& b, const ViTDims& d, bool pooling, bool mask_token) {
   }
 }
 
-TensorTree build(const BuildRequest& r) {
-  const ViTDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const ViTDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"ViTEmbeddings", "ViTLayer"});
   if (is_class(r, "ViTModel")) {
@@ -155,6 +155,19 @@ TensorTree build(const BuildRequest& r) {
                 fmt::format("class '{}' is not described for vit", r.class_name));
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h): no vocabulary and no maximum length (the
+// patches set the sequence), tie_word_embeddings as PretrainedConfig defaults it. ViTConfig
+// (configuration_vit.py, 4.40): layer_norm_eps=1e-12.
+ModelDims model_dims(const Config& c, const ViTDims& d) {
+  return uniform_model_dims(c, {d.hidden, 0, d.layers, d.heads, d.heads, d.head_size, d.inter, 0,
+                                c.flag_or({"tie_word_embeddings"}, true),
+                                read_norm_eps(c, {"layer_norm_eps"}, 1e-12)});
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 // v4.40.0, 745bbfe4), the same today: each layer's activation_fn (every dropout is a float).
 #include "common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -97,8 +98,7 @@ void decoder(TreeBuilder& b, const WhisperDims& d) {
   nn::layer_norm(b, "layer_norm", d.d_model);
 }
 
-TensorTree build(const BuildRequest& r) {
-  const WhisperDims d = read_dims(r.config);
+TensorTree tree(const BuildRequest& r, const WhisperDims& d) {
   TreeBuilder b{std::string(r.class_name)};
   b.set_no_split({"WhisperEncoderLayer", "WhisperDecoderLayer"});
   if (is_class(r, "WhisperModel")) {
@@ -123,6 +123,20 @@ TensorTree build(const BuildRequest& r) {
     nn::linear(b, "classifier", proj, num_labels(r.config));
   }
   return b.finish();
+}
+
+// The model's dims from the same reads (family_dims.h): the decoder's layers and heads, and a
+// cross-attention over max_source_positions encoder frames. WhisperConfig has no epsilon key
+// (torch's LayerNorm default): norm_eps stays 0, unknown, as the generic reader gave it.
+ModelDims model_dims(const Config& c, const WhisperDims& d) {
+  return encoder_decoder_dims(c,
+                              {d.d_model, d.vocab, d.dec_layers, d.dec_heads, d.dec_heads,
+                               d.d_model / d.dec_heads, d.dec_ffn, d.target_positions, d.tie, 0.0},
+                              d.enc_layers, d.source_positions);
+}
+
+TensorTree build(const BuildRequest& r) {
+  return build_with_dims(r, read_dims(r.config), tree, model_dims);
 }
 
 }  // namespace
