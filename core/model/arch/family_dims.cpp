@@ -4,7 +4,7 @@ namespace memfit::arch {
 
 RopeDims generic_rope(const Config& c, std::int64_t head_dim) { return read_rope(c, 0, head_dim); }
 
-ModelDims uniform_model_dims(const Config& c, const UniformShape& s, const RopeDims& rope) {
+ModelDims uniform_layer_dims(const UniformShape& s, const RopeDims& rope) {
   ModelDims d;
   d.hidden = s.hidden;
   d.vocab = s.vocab;
@@ -17,6 +17,11 @@ ModelDims uniform_model_dims(const Config& c, const UniformShape& s, const RopeD
   d.head_dim = s.head_dim;
   d.intermediate = s.intermediate;
   set_uniform_layers(d, rope);
+  return d;
+}
+
+ModelDims uniform_model_dims(const Config& c, const UniformShape& s, const RopeDims& rope) {
+  ModelDims d = uniform_layer_dims(s, rope);
   apply_window_rules(d, c);
   return d;
 }

@@ -28,6 +28,9 @@ struct UniformShape {
 // positions) are left for a change that may alter values.
 RopeDims generic_rope(const Config& c, std::int64_t head_dim);
 
+// `s.layers` full-attention layers with s's heads and `rope`, no window rules: for families that
+// set each layer's kind themselves (Qwen3-Next, gpt-oss).
+ModelDims uniform_layer_dims(const UniformShape& s, const RopeDims& rope);
 // The dims of a model whose `s.layers` layers are alike: full attention with s's heads and
 // `rope`, then the config's window rules (model_dims.h). `c` is the (text) config.
 ModelDims uniform_model_dims(const Config& c, const UniformShape& s, const RopeDims& rope);

@@ -211,19 +211,9 @@ void qwen_sparse_moe(TreeBuilder& b, std::string_view prefix, const DecoderDims&
 }
 
 ModelDims uniform_decoder_dims(const DecoderDims& d, const RopeDims& rope) {
-  ModelDims m;
-  m.hidden = d.hidden;
-  m.vocab = d.vocab;
-  m.layers = d.layers;
-  m.max_positions = d.positions;
-  m.tied_embeddings = d.tie;
-  m.norm_eps = d.norm_eps;
-  m.heads = d.heads;
-  m.kv_heads = d.kv_heads;
-  m.head_dim = d.head_dim;
-  m.intermediate = d.inter;
-  set_uniform_layers(m, rope);
-  return m;
+  return uniform_layer_dims({d.hidden, d.vocab, d.layers, d.heads, d.kv_heads, d.head_dim, d.inter, d.positions,
+                             d.tie, d.norm_eps},
+                            rope);
 }
 
 ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDims& rope) {
