@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -52,17 +53,25 @@ bool skipped(const std::string& module_name, const QuantScheme& s) {
   return false;
 }
 
-std::string sibling(const std::string& name, const char* leaf) {
-  const auto dot = name.rfind('.');
-  return dot == std::string::npos ? std::string(leaf) : name.substr(0, dot + 1) + leaf;
+std::uint64_t dims_bytes(const std::int64_t* dims, int rank, DType dtype) {
+  std::uint64_t n = 1;
+  for (int i = 0; i < rank; ++i) n *= static_cast<std::uint64_t>(dims[i]);
+  return n * static_cast<std::uint64_t>(dtype_bits(dtype)) / 8;
 }
 
-Shape per_expert(std::int64_t experts, Shape shape) {
-  if (experts > 0) shape.insert(shape.begin(), experts);
-  return shape;
+// A piece of `q`'s layout: its dims after the expert count (when q has experts).
+QuantPiece piece(const char* leaf, bool suffix, DType dtype, const QuantizedTensor& q,
+                 std::initializer_list<std::int64_t> dims) {
+  QuantPiece p;
+  p.leaf = leaf;
+  p.suffix = suffix;
+  p.dtype = dtype;
+  if (q.experts > 0) p.dims[p.rank++] = q.experts;
+  for (auto d : dims) p.dims[p.rank++] = d;
+  return p;
 }
 
-// bnb 4-bit and GGUF, whose stored pieces are not listed (quantized_pieces).
+// bnb 4-bit and GGUF, whose stored pieces are not listed (quantized_layout).
 double formula_bytes(std::int64_t in_, std::int64_t out_, const QuantScheme& s) {
   const double in = static_cast<double>(in_), out = static_cast<double>(out_), n = in * out;
   switch (s.method) {
@@ -134,57 +143,69 @@ std::vector<QuantizedTensor> quantized_tensors(const TensorTree& tree, std::int6
           out.push_back({i, t.shape[1], t.shape[2], t.shape[0]});
       }
     }
-    std::sort(out.begin(), out.end(),
-              [](const QuantizedTensor& a, const QuantizedTensor& b) { return a.tensor < b.tensor; });
   }
   return out;
 }
 
 std::uint64_t stored_bytes(const Shape& shape, DType dtype) {
-  std::uint64_t n = 1;
-  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
-  return n * static_cast<std::uint64_t>(dtype_bits(dtype)) / 8;
+  return dims_bytes(shape.data(), static_cast<int>(shape.size()), dtype);
 }
 
-std::uint64_t QuantPiece::bytes() const { return stored_bytes(shape, dtype); }
+std::uint64_t QuantPiece::bytes() const { return dims_bytes(dims, rank, dtype); }
 
-std::vector<QuantPiece> quantized_pieces(const std::string& name, const QuantizedTensor& q,
-                                         const QuantScheme& s) {
-  const std::int64_t in = q.in, out = q.out, e = q.experts, bits = s.bits;
+std::string QuantPiece::name(const std::string& tensor) const {
+  if (suffix) return tensor + leaf;
+  const auto dot = tensor.rfind('.');
+  return dot == std::string::npos ? std::string(leaf) : tensor.substr(0, dot + 1) + leaf;
+}
+
+QuantLayout quantized_layout(const QuantizedTensor& q, const QuantScheme& s) {
+  const std::int64_t in = q.in, out = q.out, bits = s.bits;
   const std::int64_t groups = s.group_size > 0 ? ceil_div(in, s.group_size) : 1;
+  const std::int64_t packed_out = ceil_div(out * bits, 32);
+  QuantLayout l;
+  auto add = [&](const char* leaf, bool suffix, DType dtype, std::initializer_list<std::int64_t> dims) {
+    l.pieces[l.count++] = piece(leaf, suffix, dtype, q, dims);
+  };
   switch (s.method) {
     case QuantMethod::kGptq:  // AutoGPTQ's QuantLinear
-      return {{sibling(name, "qweight"), DType::kI32, per_expert(e, {ceil_div(in * bits, 32), out})},
-              {sibling(name, "qzeros"), DType::kI32, per_expert(e, {groups, ceil_div(out * bits, 32)})},
-              {sibling(name, "scales"), DType::kF16, per_expert(e, {groups, out})},
-              {sibling(name, "g_idx"), DType::kI32, per_expert(e, {in})}};
+      add("qweight", false, DType::kI32, {ceil_div(in * bits, 32), out});
+      add("qzeros", false, DType::kI32, {groups, packed_out});
+      add("scales", false, DType::kF16, {groups, out});
+      add("g_idx", false, DType::kI32, {in});
+      break;
     case QuantMethod::kAwq:  // AutoAWQ's WQLinear_GEMM
-      return {{sibling(name, "qweight"), DType::kI32, per_expert(e, {in, ceil_div(out * bits, 32)})},
-              {sibling(name, "qzeros"), DType::kI32, per_expert(e, {groups, ceil_div(out * bits, 32)})},
-              {sibling(name, "scales"), DType::kF16, per_expert(e, {groups, out})}};
+      add("qweight", false, DType::kI32, {in, packed_out});
+      add("qzeros", false, DType::kI32, {groups, packed_out});
+      add("scales", false, DType::kF16, {groups, out});
+      break;
     case QuantMethod::kBnb8:  // bitsandbytes Linear8bitLt: Int8Params + SCB
-      return {{name, DType::kI8, per_expert(e, {out, in})}, {sibling(name, "SCB"), DType::kF32, per_expert(e, {out})}};
-    case QuantMethod::kFp8: {  // transformers' FP8Linear: a scalar scale without weight_block_size
-      Shape scale;
-      if (s.fp8_block.size() == 2) scale = {ceil_div(out, s.fp8_block[0]), ceil_div(in, s.fp8_block[1])};
-      return {{name, DType::kF8_E4M3, per_expert(e, {out, in})},
-              {name + "_scale_inv", DType::kF32, per_expert(e, scale)}};
-    }
+      add("", true, DType::kI8, {out, in});
+      add("SCB", false, DType::kF32, {out});
+      break;
+    case QuantMethod::kFp8:  // transformers' FP8Linear: a scalar scale without weight_block_size
+      add("", true, DType::kF8_E4M3, {out, in});
+      if (s.fp8_block.size() == 2)
+        add("_scale_inv", true, DType::kF32, {ceil_div(out, s.fp8_block[0]), ceil_div(in, s.fp8_block[1])});
+      else
+        add("_scale_inv", true, DType::kF32, {});
+      break;
     case QuantMethod::kMxfp4:  // 32 values per block: 16 bytes of nibbles + one E8M0 scale
-      return {{name + "_blocks", DType::kU8, per_expert(e, {out, ceil_div(in, 32), 16})},
-              {name + "_scales", DType::kU8, per_expert(e, {out, ceil_div(in, 32)})}};
+      add("_blocks", true, DType::kU8, {out, ceil_div(in, 32), 16});
+      add("_scales", true, DType::kU8, {out, ceil_div(in, 32)});
+      break;
     case QuantMethod::kBnb4:
     case QuantMethod::kGgufQ8_0:
-    case QuantMethod::kGgufQ4_0: return {};
+    case QuantMethod::kGgufQ4_0: break;
   }
-  return {};
+  return l;
 }
 
 double quantized_tensor_bytes(const QuantizedTensor& q, const QuantScheme& s) {
-  const auto pieces = quantized_pieces("weight", q, s);
-  if (pieces.empty()) return formula_bytes(q.in, q.out, s) * static_cast<double>(std::max<std::int64_t>(q.experts, 1));
+  const QuantLayout layout = quantized_layout(q, s);
+  if (layout.count == 0) return formula_bytes(q.in, q.out, s) * static_cast<double>(std::max<std::int64_t>(q.experts, 1));
   double bytes = 0;
-  for (const auto& p : pieces) bytes += static_cast<double>(p.bytes());
+  for (const auto& p : layout) bytes += static_cast<double>(p.bytes());
   return bytes;
 }
 

@@ -59,10 +59,9 @@ std::vector<StoredTensor> stored_form(const TensorTree& tree, DType dtype,
     const TensorInfo& t = tree.tensors[i];
     if (t.is_alias() || (t.kind == TensorKind::kBuffer && !t.persistent)) continue;
     const int index = static_cast<int>(i);
-    const auto pieces = quantized_of[i] ? quantized_pieces(t.name, *quantized_of[i], *scheme)
-                                        : std::vector<QuantPiece>{};
-    if (!pieces.empty()) {
-      for (const auto& p : pieces) out.push_back({p.name, p.dtype, p.shape, p.bytes(), index});
+    const QuantLayout layout = quantized_of[i] ? quantized_layout(*quantized_of[i], *scheme) : QuantLayout{};
+    if (layout.count > 0) {
+      for (const auto& p : layout) out.push_back({p.name(t.name), p.dtype, p.shape(), p.bytes(), index});
       continue;
     }
     const DType d = is_floating(t.dtype) ? dtype : t.dtype;

@@ -50,29 +50,40 @@ struct QuantizedTensor {
   std::int64_t in = 0, out = 0;  // per expert for a 3-D parameter
   std::int64_t experts = 0;      // 0: a 2-D Linear weight
 };
-// The tensors a scheme quantizes, in tree order (modules_to_not_convert honoured).
+// The tensors a scheme quantizes (modules_to_not_convert honoured): the Linear weights in module
+// order, then MXFP4's expert parameters.
 std::vector<QuantizedTensor> quantized_tensors(const TensorTree& tree, std::int64_t vocab,
                                                const QuantScheme& s);
 
 // Bytes of a tensor of this shape and dtype as stored (sub-byte dtypes packed).
 std::uint64_t stored_bytes(const Shape& shape, DType dtype);
 
-// One stored tensor of a quantized weight: `name` is the full checkpoint name.
+// One stored tensor of a quantized weight. Plain data (no strings, no heap): the estimate sizes
+// every quantized layer through it, and the WASM bundle pays for each allocation site.
 struct QuantPiece {
-  std::string name;
+  const char* leaf = "";  // replaces the tensor's last name component (`qweight`), unless…
+  bool suffix = false;    // …true: appended to the tensor's name ("" : the tensor itself)
   DType dtype = DType::kU8;
-  Shape shape;
+  std::int64_t dims[5] = {};
+  int rank = 0;
+  Shape shape() const { return Shape(dims, dims + rank); }
   std::uint64_t bytes() const;
+  std::string name(const std::string& tensor) const;  // its full checkpoint name
 };
-// How the checkpoint stores a quantized tensor `name` (`<module>.weight`, or an expert parameter
+struct QuantLayout {
+  QuantPiece pieces[4];
+  int count = 0;  // 0: no listed layout (sized by formula)
+  const QuantPiece* begin() const { return pieces; }
+  const QuantPiece* end() const { return pieces + count; }
+};
+// How the checkpoint stores a quantized tensor (`<module>.weight`, or an expert parameter
 // `<module>.gate_up_proj`), as the quantizer's module registers it:
 //   GPTQ   <module>.qweight, .qzeros, .scales, .g_idx     AWQ  <module>.qweight, .qzeros, .scales
 //   fp8    <name> F8_E4M3 + <name>_scale_inv F32          bnb 8-bit  <name> I8 + <module>.SCB
 //   MXFP4  <name>_blocks U8 [E, out, in/32, 16] + <name>_scales U8 [E, out, in/32]
 // Empty for bnb 4-bit (its packed quant_state blob has no size the config tells) and GGUF (not a
 // safetensors layout): those are sized by formula only.
-std::vector<QuantPiece> quantized_pieces(const std::string& name, const QuantizedTensor& q,
-                                         const QuantScheme& s);
+QuantLayout quantized_layout(const QuantizedTensor& q, const QuantScheme& s);
 // Bytes of a quantized tensor and its constants: the pieces' bytes where they are known.
 double quantized_tensor_bytes(const QuantizedTensor& q, const QuantScheme& s);
 

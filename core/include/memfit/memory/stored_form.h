@@ -2,7 +2,7 @@
 //
 // A Hub repo saved by transformers holds its state dict: every parameter and persistent buffer
 // (tied aliases once), floats at the config's dtype, and each weight a quantizer converted in the
-// form that quantizer registers (memfit/memory/quantization.h's quantized_pieces: FP8's
+// form that quantizer registers (memfit/memory/quantization.h's quantized_layout: FP8's
 // `weight_scale_inv`, MXFP4's `_blocks` / `_scales`, GPTQ / AWQ's `qweight` / `scales` /
 // `qzeros` / `g_idx`). The bytes are the ones weight_bytes() counts in memory for a quantized
 // layer — one rule serves the estimate and the checkpoint.
