@@ -26,17 +26,22 @@ std::int64_t vocab_of(const Model& m) {
 
 }  // namespace
 
-DType stored_float_dtype(const Config& config, const std::optional<QuantScheme>& scheme, std::string* how) {
+std::optional<DType> declared_dtype(const Config& config, std::string* how) {
   std::string key;
   if (auto d = named_dtype(config, &key)) {
     *how = "config.json's " + key;
-    return *d;
+    return d;
   }
   if (auto text = config.sub("text_config"))
     if (auto d = named_dtype(*text, &key)) {
       *how = "text_config's " + key;
-      return *d;
+      return d;
     }
+  return std::nullopt;
+}
+
+DType stored_float_dtype(const Config& config, const std::optional<QuantScheme>& scheme, std::string* how) {
+  if (auto d = declared_dtype(config, how)) return *d;
   if (scheme && scheme->method == QuantMethod::kMxfp4) {
     *how = "no torch_dtype: mxfp4's default, bfloat16";
     return DType::kBF16;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "memfit/memory/quantization.h"
+#include "memfit/memory/stored_form.h"
 #include "memfit/model/model_dims.h"
 #include "memfit/option_error.h"
 
@@ -20,9 +21,8 @@ KvDtype kv_dtype_for(DType compute) {
 }
 
 std::optional<DType> config_dtype(const Config& c) {
-  auto name = c.string_opt({"torch_dtype", "dtype"});
-  if (!name) return std::nullopt;
-  auto dt = dtype_from_name(*name);
+  std::string how;
+  auto dt = declared_dtype(c, &how);
   if (!dt || !is_floating(*dt)) return std::nullopt;
   return dt;
 }

@@ -32,6 +32,10 @@ struct StoredTensor {
   int tensor = -1;  // the tree tensor it stores; a quantized weight's pieces share its index
 };
 
+// The dtype config.json declares: its `torch_dtype` or `dtype`, else its text_config's (Qwen3.5
+// keeps it only there); nullopt when neither names one. `how` says where it was found.
+std::optional<DType> declared_dtype(const Config& config, std::string* how);
+
 // The float dtype of a checkpoint: config.json's `torch_dtype` (or `dtype`, transformers ≥ 4.56;
 // else the text_config's), else the quantizer's default when from_pretrained is given none
 // (MXFP4: bfloat16, Mxfp4HfQuantizer.update_dtype), else float32 (transformers' default).
