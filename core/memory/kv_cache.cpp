@@ -52,7 +52,8 @@ AttentionLayout attention_layout(const ModelDims& d) {
     a.kv_heads = l.caches_tokens() ? l.kv_heads : 0;
     a.k_head_dim = l.k_head_dim;
     a.v_head_dim = l.v_head_dim;
-    if (l.attention == AttentionKind::kRecurrent) a.state = l.state.conv_state + l.state.ssm_state;
+    // Falcon-H1's layers run attention and an SSM side by side: a state on any kind of layer.
+    a.state = l.state.conv_state + l.state.ssm_state;
     out.layers.push_back(a);
     if (l.attention == AttentionKind::kMla && !out.mla) {
       // MLA: transformers caches K = heads × (qk_nope + qk_rope), V = heads × v_head_dim; vLLM and
@@ -119,17 +120,16 @@ KvCache kv_cache(const AttentionLayout& layout, const KvOptions& o) {
   const double batch = static_cast<double>(o.batch);
   const double state_b = o.engine == Engine::kLlamaCpp ? 4.0 : o.state_element_bytes;
   for (const auto& l : layout.layers) {
-    if (l.kind == AttentionKind::kRecurrent) {
-      const double s = static_cast<double>(l.state) * state_b * batch;
-      out.state_bytes += s;
-      out.layer_bytes.push_back(s);
-      continue;
+    const double state = static_cast<double>(l.state) * state_b * batch;
+    out.state_bytes += state;
+    double cached = 0;
+    if (l.kind != AttentionKind::kRecurrent) {
+      const double t = per_token(l);
+      out.bytes_per_token += t;
+      cached = t * static_cast<double>(tokens(l)) * batch;
+      out.self_bytes += cached;
     }
-    const double t = per_token(l);
-    out.bytes_per_token += t;
-    const double bytes = t * static_cast<double>(tokens(l)) * batch;
-    out.self_bytes += bytes;
-    out.layer_bytes.push_back(bytes);
+    out.layer_bytes.push_back(cached + state);
   }
   if (layout.cross_layers > 0) {
     std::int64_t enc = o.encoder_length > 0            ? o.encoder_length

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common.h"
+#include "family_dims.h"
 #include "families.h"
 #include "llama_like.h"
 
@@ -57,6 +58,10 @@ TensorTree build(const BuildRequest& r) {
     auto p = b.module("patch_positional_embedding", "PixtralRotaryEmbedding");
     b.buffer("inv_freq", {side * side, rope_dim}, DType::kF32, false);
   }
+  // An encoder: no KV cache; the dims size its activations (patches as positions).
+  if (r.dims)
+    *r.dims = uniform_model_dims(c, {hidden, 0, layers, heads, heads, hidden / heads, inter, side * side, false,
+                                     read_norm_eps(c, {"rms_norm_eps", "layer_norm_eps"}, 1e-5)});
   return b.finish();
 }
 

@@ -17,6 +17,7 @@
 
 #include "common.h"
 #include "composite.h"
+#include "family_dims.h"
 #include "families.h"
 
 namespace memfit::arch {
@@ -153,8 +154,30 @@ TensorTree build(const BuildRequest& r, bool v2) {
   return b.finish();
 }
 
-TensorTree build_siglip(const BuildRequest& r) { return build(r, false); }
-TensorTree build_siglip2(const BuildRequest& r) { return build(r, true); }
+// The dims from the same reads: the text tower's for the dual model and the text model (as CLIP's),
+// the vision tower's for the vision model. Encoders: no KV cache, the dims size activations.
+ModelDims model_dims(const BuildRequest& r, bool v2) {
+  const std::string p = v2 ? "Siglip2" : "Siglip";
+  if (r.class_name == p + "VisionModel") {
+    const Config vc = part_config(r.config, "vision_config");
+    const VisionDims v = read_vision(vc, v2);
+    return uniform_model_dims(vc, {v.hidden, 0, v.layers, v.heads, v.heads, v.hidden / v.heads, v.inter,
+                                   v.positions, false, read_norm_eps(vc, {"layer_norm_eps"}, 1e-6)});
+  }
+  const Config tc = part_config(r.config, "text_config");
+  const TextDims t = read_text(tc);
+  return uniform_model_dims(tc, {t.hidden, t.vocab, t.layers, t.heads, t.heads, t.hidden / t.heads, t.inter,
+                                 t.positions, false, read_norm_eps(tc, {"layer_norm_eps"}, 1e-6)});
+}
+
+TensorTree build_dims(const BuildRequest& r, bool v2) {
+  TensorTree t = build(r, v2);
+  if (r.dims) *r.dims = model_dims(r, v2);
+  return t;
+}
+
+TensorTree build_siglip(const BuildRequest& r) { return build_dims(r, false); }
+TensorTree build_siglip2(const BuildRequest& r) { return build_dims(r, true); }
 
 }  // namespace
 
