@@ -53,7 +53,7 @@ AttentionLayout attention_layout(const ModelDims& d) {
     a.k_head_dim = l.k_head_dim;
     a.v_head_dim = l.v_head_dim;
     // Falcon-H1's layers run attention and an SSM side by side: a state on any kind of layer.
-    a.state = l.state.conv_state + l.state.ssm_state;
+    a.state = l.state;
     out.layers.push_back(a);
     if (l.attention == AttentionKind::kMla && !out.mla) {
       // MLA: transformers caches K = heads × (qk_nope + qk_rope), V = heads × v_head_dim; vLLM and
@@ -119,8 +119,16 @@ KvCache kv_cache(const AttentionLayout& layout, const KvOptions& o) {
   KvCache out;
   const double batch = static_cast<double>(o.batch);
   const double state_b = o.engine == Engine::kLlamaCpp ? 4.0 : o.state_element_bytes;
+  // transformers keeps conv_kernel columns of conv state (it pads before storing); vLLM
+  // (MambaStateShapeCalculator) and llama.cpp (d_conv − 1) keep the window before the new token.
+  auto state_bytes = [&](const RecurrentDims& r) {
+    double conv = static_cast<double>(r.conv_state);
+    if (o.engine != Engine::kTransformers && r.conv_kernel > 0)
+      conv = conv / static_cast<double>(r.conv_kernel) * static_cast<double>(r.conv_kernel - 1);
+    return (conv * state_b + static_cast<double>(r.ssm_state) * (r.ssm_f32 ? 4.0 : state_b)) * batch;
+  };
   for (const auto& l : layout.layers) {
-    const double state = static_cast<double>(l.state) * state_b * batch;
+    const double state = state_bytes(l.state);
     out.state_bytes += state;
     double cached = 0;
     if (l.kind != AttentionKind::kRecurrent) {

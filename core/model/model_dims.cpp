@@ -299,13 +299,22 @@ ModelDims read_model_dims(const Config& top) {
 void finish_model_dims(ModelDims& d, const Config& top, const TensorTree& tree) {
   d.dropout = any_dropout(text_config(top));
   d.gated_mlp = false;
+  // A gate beside the up projection: a module (gate_proj, w3, wi_0, a fused gate_up_proj,
+  // Granite's input_linear of twice the width) or a fused expert parameter (gpt-oss's gate_up_proj).
   for (const auto& m : tree.modules) {
     const std::string leaf = leaf_name(m.name);
-    if (leaf == "gate_proj" || leaf == "w3" || leaf == "wi_0" || leaf == "gate_up_proj") {
+    if (leaf == "gate_proj" || leaf == "w3" || leaf == "wi_0" || leaf == "gate_up_proj" || leaf == "input_linear") {
       d.gated_mlp = true;
       break;
     }
   }
+  for (std::size_t i = 0; !d.gated_mlp && i < tree.tensors.size(); ++i)
+    d.gated_mlp = leaf_name(tree.tensors[i].name) == "gate_up_proj";
+  // mamba_ssm_cache_dtype: the model's config asks for its SSM state in float32 (Nemotron-H), as
+  // vLLM's option of that name does; memfit counts it so for every engine.
+  if (text_config(top).string_or({"mamba_ssm_cache_dtype"}, "") == "float32")
+    for (LayerDims& l : d.per_layer)
+      if (l.state.ssm_state > 0) l.state.ssm_f32 = true;
   std::string arch0;
   if (auto a = top.string_list({"architectures"}); a && !a->empty()) arch0 = a->front();
   const std::string& cls = tree.class_name();

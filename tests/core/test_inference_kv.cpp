@@ -18,6 +18,7 @@
 #include "memfit/memory/kv_cache.h"
 #include "memfit/model/config.h"
 #include "memfit/model/model.h"
+#include "memfit/model/tree_builder.h"
 #include "support/model_of.h"
 #include "support/reference.h"
 
@@ -230,11 +231,12 @@ LayerDims layer(AttentionKind kind, std::int64_t kv_heads, std::int64_t head_dim
 
 LayerDims recurrent(std::int64_t conv, std::int64_t ssm) {
   LayerDims l = layer(AttentionKind::kRecurrent, 0, 0);
-  l.state = {conv, ssm};
+  l.state = {conv, ssm, /*conv_kernel=*/4};
   return l;
 }
 
-// A hybrid: three recurrent layers (1,100 state elements each), one full layer with 2 KV heads
+// A hybrid: three recurrent layers (1,100 state elements each: a conv window of 4 columns × 25
+// channels and 1,000 of SSM state), one full layer with 2 KV heads
 // of 64, one global layer with 1 KV head of 256 (wider, as Gemma 4's), one chunked layer (256).
 ModelDims hybrid() {
   ModelDims d;
@@ -279,8 +281,29 @@ TEST_CASE("hybrid layers: per-layer head widths, a chunk, and recurrent state pe
   o.engine = Engine::kVllm;
   t = kv_cache(l, o);
   CHECK(t.self_bytes == 512.0 * 1008 * 2 + 1024.0 * 1008 * 2 + 512.0 * 1008 * 2);
-  // llama.cpp keeps the state in F32: 3 × 1,100 × 4 × 2 = 26,400, whatever --kv-dtype says.
+  // vLLM keeps 3 of the 4 conv columns: 3 layers × (75 + 1,000) × 2 bytes × 2 sequences = 12,900.
+  CHECK(t.state_bytes == 12900);
+  // llama.cpp too (d_conv − 1), in F32 whatever --kv-dtype says: 3 × 1,075 × 4 × 2 = 25,800.
   o.engine = Engine::kLlamaCpp;
   o.dtype = KvDtype::kI8;
-  CHECK(kv_cache(l, o).state_bytes == 26400);
+  CHECK(kv_cache(l, o).state_bytes == 25800);
+}
+
+TEST_CASE("recurrent state: mamba_ssm_cache_dtype float32 keeps the SSM part in 4 bytes") {
+  ModelDims d = hybrid();
+  for (LayerDims& l : d.per_layer)
+    if (l.attention == AttentionKind::kRecurrent) l.state.ssm_f32 = true;
+  KvOptions o;
+  o.engine = Engine::kTransformers;
+  o.context = 1000;
+  o.batch = 2;
+  // 3 layers × (100 conv × 2 bytes + 1,000 SSM × 4 bytes) × 2 sequences = 25,200.
+  CHECK(kv_cache(attention_layout(d), o).state_bytes == 25200);
+  // What sets it: the config's key, read once with the model's dims.
+  Config c(Config::parse(R"({"mamba_ssm_cache_dtype": "float32"})", "config.json"), "config.json");
+  ModelDims e = hybrid();
+  TreeBuilder b{"NemotronHForCausalLM"};
+  finish_model_dims(e, c, b.finish());
+  CHECK(e.per_layer[0].state.ssm_f32);
+  CHECK_FALSE(e.per_layer[1].state.ssm_f32);  // an attention layer has no SSM state
 }

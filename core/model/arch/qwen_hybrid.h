@@ -29,7 +29,7 @@ struct LinearAttentionDims {
   // recurrent_states [v_heads, k_head_dim, v_head_dim] (torch_chunk_gated_delta_rule's state;
   // q and k heads are repeated up to v_heads). vLLM keeps conv_kernel - 1 columns.
   RecurrentDims state() const {
-    return {conv_dim() * conv_kernel, v_heads * k_head_dim * v_head_dim};
+    return {conv_dim() * conv_kernel, v_heads * k_head_dim * v_head_dim, conv_kernel};
   }
 };
 

@@ -31,7 +31,7 @@ struct Mamba1Mixer {
   bool conv_bias = true;  // conv1d
   bool proj_bias = false; // in_proj and out_proj
   std::string act = "silu";
-  RecurrentDims per_sequence() const { return {inner * conv_kernel, inner * state}; }
+  RecurrentDims per_sequence() const { return {inner * conv_kernel, inner * state, conv_kernel}; }
 };
 
 // Its tensors, inside the mixer's module, in MambaMixer's registration order: conv1d (depthwise,
@@ -49,7 +49,7 @@ struct Mamba2Mixer {
   std::string norm_class;  // the gated RMSNorm over `inner`; empty: none (Falcon-H1's mamba_rms_norm)
   std::int64_t conv_dim() const { return inner + 2 * groups * state; }
   // Call check_mixer() first: it makes sure these products fit.
-  RecurrentDims per_sequence() const { return {conv_dim() * conv_kernel, heads * head_dim * state}; }
+  RecurrentDims per_sequence() const { return {conv_dim() * conv_kernel, heads * head_dim * state, conv_kernel}; }
 };
 
 // Its tensors, in Mamba2Mixer's registration order: act, conv1d (depthwise, [conv_dim, 1,

@@ -38,8 +38,9 @@ struct AttentionLayer {
   std::int64_t window = 0;  // sliding: tokens in the window; chunked: the chunk
   std::int64_t kv_heads = 0;
   std::int64_t k_head_dim = 0, v_head_dim = 0;
-  std::int64_t state = 0;   // elements of conv + SSM state per sequence, whatever the context (recurrent
-                            // layers; Falcon-H1's attention layers carry one beside their KV cache)
+  // The conv + SSM state per sequence, whatever the context (recurrent layers; Falcon-H1's
+  // attention layers carry one beside their KV cache).
+  RecurrentDims state;
 };
 
 struct AttentionLayout {

@@ -47,6 +47,13 @@ struct MlaDims {
 // SSM / linear-attention state (heads × head_dim × state size).
 struct RecurrentDims {
   std::int64_t conv_state = 0, ssm_state = 0;
+  // The conv state's columns as transformers keeps them (conv_kernel); vLLM and llama.cpp keep
+  // one fewer. 0: unknown, the state counted as given.
+  std::int64_t conv_kernel = 0;
+  // The SSM state in float32 whatever the model's dtype (config.json's mamba_ssm_cache_dtype:
+  // Nemotron-H); else in the engine's state dtype.
+  bool ssm_f32 = false;
+  std::int64_t elements() const { return conv_state + ssm_state; }
 };
 
 struct RopeDims {
