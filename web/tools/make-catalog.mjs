@@ -27,6 +27,15 @@ const DROP = new Set([
 ]);
 const isDropout = (/** @type {string} */ k) => /(^|_)dropout(_|$)|dropout_prob|_pdrop$|^dropout_rate$/.test(k);
 
+/**
+ * config.json in Python's dialect: NaN / Infinity / -Infinity (json.dumps writes them; Mamba-2's
+ * time_step_limit holds one) become null — the catalog is JSON, and no estimate reads those keys.
+ * @param {string} text
+ */
+function parsePython(text) {
+  return JSON.parse(text.replace(/([:,[]\s*)(?:-?Infinity|NaN)(?=\s*[,\]}])/g, '$1null'));
+}
+
 /** @param {any} v @returns {any} */
 function compact(v) {
   if (Array.isArray(v)) return v.map(compact);
@@ -51,7 +60,7 @@ export function buildCatalog() {
     if (!existsSync(dir)) continue;
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
       const id = file.slice(0, -5).replace('--', '/');
-      const config = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+      const config = parsePython(readFileSync(join(dir, file), 'utf8'));
       const library = id.startsWith('timm/') || (config.architecture && !config.model_type) ? 'timm' : 'transformers';
       models.set(id.toLowerCase(), { id, library, config: compact(config), source: file });
     }
