@@ -97,12 +97,16 @@ void layout_notes(const AttentionLayout& L, Engine engine, std::int64_t encoder_
                                 window_policy(engine)));
     break;
   }
-  if (const int n = L.count(AttentionKind::kRecurrent); n > 0)
+  if (const int n = L.count(AttentionKind::kRecurrent); n > 0) {
+    const bool ssm_f32 = std::any_of(L.layers.begin(), L.layers.end(), [](const AttentionLayer& l) { return l.state.ssm_f32; });
     notes.push_back(fmt::format("{} of {} layers keep a recurrent state (linear attention / SSM) of a fixed size "
                                 "per sequence, whatever the context; {}",
                                 n, L.layers.size(),
                                 engine == Engine::kLlamaCpp ? "llama.cpp keeps it in F32"
-                                                            : "kept in the weights' dtype"));
+                                : ssm_f32 ? "the SSM part in float32 (the config's mamba_ssm_cache_dtype), "
+                                            "the conv part in the weights' dtype"
+                                          : "kept in the weights' dtype"));
+  }
   if (L.mla)
     notes.push_back(engine == Engine::kTransformers
                         ? fmt::format("MLA: transformers caches the decompressed per-head K ({}) and V ({}); "
