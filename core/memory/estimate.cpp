@@ -106,7 +106,7 @@ struct RowSizer {
 // memfit: each dtype sized on its own; training is the real mixed-precision sum.
 void memfit_rows(const TensorTree& tree, const std::vector<int>& order,
                  const std::vector<std::string>& dtypes, double params, Report& report) {
-  RowSizer row_sizes{tree, order};
+  RowSizer row_sizes{tree, order, {}, {0, 0}};
   for (const auto& d : dtypes) {
     SizeOptions opt;
     opt.include_legacy_buffers = false;

@@ -145,7 +145,9 @@ void set_quantization(Model& m) {
 }
 
 Model with_config(EstimateRequest request, Config config, bool has_config) {
-  Model m{std::move(request), std::move(config)};
+  Model m;
+  m.request = std::move(request);
+  m.config = std::move(config);
   m.has_config = has_config;
   const EstimateRequest& req = m.request;
   const bool use_checkpoint = !req.checkpoint.empty() && req.mode == Mode::kMemfit &&

@@ -51,7 +51,8 @@ void add_safetensors_file(Checkpoint& ck, std::string path, std::string name, co
   // C order, each tensor its own bytes; data offsets were checked by the parser: inside the file.
   for (const auto& t : header.tensors)
     ck.tensors.push_back({t.name, t.dtype, t.shape, contiguous_stride(t.shape), /*contiguous=*/true, file,
-                          header.data_start() + t.begin, t.nbytes(), t.nbytes()});
+                          header.data_start() + t.begin, t.nbytes(), t.nbytes(), /*storage_key=*/{},
+                          /*storage_offset=*/0});
   ck.files.push_back({std::move(path), std::move(name), header});
 }
 
