@@ -54,6 +54,7 @@ AttentionLayout attention_layout(const ModelDims& d) {
     a.v_head_dim = l.v_head_dim;
     // Falcon-H1's layers run attention and an SSM side by side: a state on any kind of layer.
     a.state = l.state;
+    a.index_head_dim = l.attention == AttentionKind::kMla ? l.mla.index_head_dim : 0;
     out.layers.push_back(a);
     if (l.attention == AttentionKind::kMla && !out.mla) {
       // MLA: transformers caches K = heads × (qk_nope + qk_rope), V = heads × v_head_dim; vLLM and
@@ -85,7 +86,13 @@ KvCache kv_cache(const AttentionLayout& layout, const KvOptions& o) {
   const double b = kv_element_bytes(o.dtype, o.engine);
   const bool latent = layout.mla && o.engine != Engine::kTransformers;
   auto per_token = [&](const AttentionLayer& l) -> double {
-    if (latent && l.kind == AttentionKind::kMla) return static_cast<double>(layout.mla_latent) * b;
+    // vLLM's DeepseekV32IndexerCache: the indexer's key in naive FP8, 1 byte per value plus a
+    // 4-byte scale per 128 values, beside the latent (uint8, whatever --kv-dtype). The other
+    // engines' indexer caches are not modelled.
+    const double indexer = o.engine == Engine::kVllm && l.index_head_dim > 0
+                               ? static_cast<double>(l.index_head_dim + l.index_head_dim / 128 * 4)
+                               : 0.0;
+    if (latent && l.kind == AttentionKind::kMla) return static_cast<double>(layout.mla_latent) * b + indexer;
     return static_cast<double>(l.kv_heads) * static_cast<double>(l.k_head_dim + l.v_head_dim) * b;
   };
   // Tokens one sequence holds in a layer, by engine.

@@ -307,3 +307,23 @@ TEST_CASE("recurrent state: mamba_ssm_cache_dtype float32 keeps the SSM part in 
   CHECK(e.per_layer[0].state.ssm_f32);
   CHECK_FALSE(e.per_layer[1].state.ssm_f32);  // an attention layer has no SSM state
 }
+
+TEST_CASE("DSA indexer (DeepSeek-V3.2): vLLM caches its FP8 key beside the MLA latent") {
+  // vllm deepseek_v2.py DeepseekV32IndexerCache: one vector per token and layer of
+  // index_head_dim + index_head_dim / 128 × 4 bytes (FP8 values, an fp32 scale per 128), uint8.
+  ModelDims d;
+  LayerDims l = layer(AttentionKind::kMla, 128, 192);
+  l.v_head_dim = 128;
+  l.mla = {1536, 512, 64, 128, 128, /*index_head_dim=*/128};
+  d.per_layer = {l, l};
+  d.per_layer[1].mla.index_head_dim = 0;  // GLM-5's "shared" layers reuse the previous top-k
+  d.layers = 2;
+  KvOptions o;
+  o.engine = Engine::kVllm;
+  o.dtype = KvDtype::kBF16;
+  o.context = 1024;
+  // layer 0: 576 × 2 + 132 = 1,284 bytes per token; layer 1: 1,152
+  CHECK(kv_cache(attention_layout(d), o).bytes_per_token == 1284 + 1152);
+  o.engine = Engine::kLlamaCpp;  // not modelled there: the latent alone
+  CHECK(kv_cache(attention_layout(d), o).bytes_per_token == 1152 * 2);
+}

@@ -103,6 +103,8 @@ TensorTree build(const BuildRequest& r, const Variant& v) {
     ModelDims& dims = **r.dims;
     dims.head_dim = d.hidden / d.heads;  // the activation formulas' width, as for DeepSeek-V3
     set_mla(dims, ranks);
+    for (std::size_t i = 0; i < dims.per_layer.size() && i < own_indexer.size(); ++i)
+      if (own_indexer[i]) dims.per_layer[i].mla.index_head_dim = indexer.head_dim;
     set_moe(dims, {moe.routed, moe.active, moe.shared, moe.width, moe.shared * moe.width}, true, sparse);
   }
   return tree;

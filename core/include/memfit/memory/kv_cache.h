@@ -41,6 +41,7 @@ struct AttentionLayer {
   // The conv + SSM state per sequence, whatever the context (recurrent layers; Falcon-H1's
   // attention layers carry one beside their KV cache).
   RecurrentDims state;
+  std::int64_t index_head_dim = 0;  // MLA with DeepSeek-V3.2's indexer: its own key per token
 };
 
 struct AttentionLayout {

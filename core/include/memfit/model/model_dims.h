@@ -39,6 +39,9 @@ enum class AttentionKind : std::uint8_t {
 struct MlaDims {
   std::int64_t q_lora_rank = 0, kv_lora_rank = 0;
   std::int64_t qk_rope_head_dim = 0, qk_nope_head_dim = 0, v_head_dim = 0;
+  // DeepSeek-V3.2's DSA lightning indexer keeps keys of its own, one vector per token (0: the
+  // layer has no indexer of its own).
+  std::int64_t index_head_dim = 0;
   // What vLLM and llama.cpp cache per token: the latent and the shared rotary key.
   std::int64_t latent() const { return kv_lora_rank + qk_rope_head_dim; }
 };
