@@ -40,10 +40,6 @@ int AttentionLayout::sliding_layers() const {
 AttentionLayout attention_layout(const ModelDims& d) {
   if (d.attention_error) throw *d.attention_error;
   AttentionLayout out;
-  if (!d.per_layer.empty()) {
-    out.k_head_dim = d.per_layer.front().k_head_dim;
-    out.v_head_dim = d.per_layer.front().v_head_dim;
-  }
   for (const LayerDims& l : d.per_layer) {
     AttentionLayer a;
     a.kind = l.attention;

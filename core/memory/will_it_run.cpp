@@ -107,11 +107,13 @@ void layout_notes(const AttentionLayout& L, Engine engine, std::int64_t encoder_
                                             "the conv part in the weights' dtype"
                                           : "kept in the weights' dtype"));
   }
-  if (L.mla)
+  const auto mla = std::find_if(L.layers.begin(), L.layers.end(),
+                                [](const AttentionLayer& l) { return l.kind == AttentionKind::kMla; });
+  if (mla != L.layers.end())
     notes.push_back(engine == Engine::kTransformers
                         ? fmt::format("MLA: transformers caches the decompressed per-head K ({}) and V ({}); "
                                       "vLLM and llama.cpp cache the {}-wide latent",
-                                      L.k_head_dim, L.v_head_dim, L.mla_latent)
+                                      mla->k_head_dim, mla->v_head_dim, L.mla_latent)
                         : fmt::format("MLA: the compressed latent (kv_lora_rank + qk_rope_head_dim = {}) is "
                                       "cached once per token and layer", L.mla_latent));
   if (L.cross_layers > 0)

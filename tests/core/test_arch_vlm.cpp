@@ -421,5 +421,5 @@ TEST_CASE("vlm: the KV cache reads the composites' language-model layers") {
   CHECK(scout.layers[3].kv_heads == 8);
   const AttentionLayout llava = attention_layout(model_of(kLlava15));
   CHECK(llava.sliding_layers() == 0);
-  CHECK(llava.k_head_dim == 128);
+  CHECK(llava.layers[0].k_head_dim == 128);
 }

@@ -59,7 +59,7 @@ TEST_CASE("GQA: Llama-3-8B caches 131,072 bytes per token in bf16") {
   const AttentionLayout l = layout_of("meta-llama--Meta-Llama-3-8B");
   REQUIRE(l.layers.size() == 32);
   CHECK(l.layers[0].kv_heads == 8);
-  CHECK(l.k_head_dim == 128);
+  CHECK(l.layers[0].k_head_dim == 128);
   CHECK(l.sliding_layers() == 0);
   // 32 layers × 8 kv heads × 128 × 2 (K, V) × 2 bytes = 131,072 bytes/token.
   const KvCache t = kv(l, Engine::kTransformers, KvDtype::kBF16, 8192, 4);

@@ -45,8 +45,7 @@ struct AttentionLayer {
 };
 
 struct AttentionLayout {
-  std::vector<AttentionLayer> layers;  // decoder self-attention layers, in order
-  std::int64_t k_head_dim = 0, v_head_dim = 0;
+  std::vector<AttentionLayer> layers;  // decoder self-attention layers, in order (each with its head widths)
   // MLA (DeepSeek-V2/V3): the latent a token leaves in each layer, kv_lora_rank + qk_rope_head_dim.
   bool mla = false;
   std::int64_t mla_latent = 0;
