@@ -185,18 +185,23 @@ Report report_for(const Model& model, const TensorTree& tree) {
       largest_layer(tree, sizes, compat ? LayerRule::kAccelerate : LayerRule::kComplete);
   report.largest_layer_names = largest.names;
   report.module_sizes.reserve(sizes.order.size());
-  for (const TreeItem& item : sizes.order)
+  for (const TreeItem& item : sizes.order) {
     report.module_sizes.emplace_back(item.name(tree), bits_to_bytes(sizes.at(item)));
+    if (!item.is_tensor && tree.modules[static_cast<std::size_t>(item.index)].repeat > 1)
+      report.module_repeats.emplace_back(item.name(tree), tree.modules[static_cast<std::size_t>(item.index)].repeat);
+  }
+  const std::vector<std::uint64_t> copies = tree.multiplicities();
   Bits buffer_bits = 0, legacy_bits = 0;
-  int legacy_count = 0;
+  std::uint64_t legacy_count = 0;
   for (const auto& t : tree.tensors) {
     if (t.kind != TensorKind::kBuffer) continue;
-    if (counted(t, f32)) buffer_bits += tensor_bits(t, f32);
+    const std::uint64_t n = copies[static_cast<std::size_t>(t.module)];
+    if (counted(t, f32)) buffer_bits += tensor_bits(t, f32) * n;
     if (t.era == BufferEra::kLegacyOnly) {
-      ++legacy_count;
+      legacy_count += n;
       SizeOptions all = f32;
       all.include_legacy_buffers = true;
-      legacy_bits += tensor_bits(t, all);
+      legacy_bits += tensor_bits(t, all) * n;
     }
   }
   report.buffers_bytes = bits_to_bytes(buffer_bits);
@@ -232,7 +237,8 @@ const std::vector<std::string>& estimate_dtypes(Mode mode) {
 std::string mode_name(Mode m) { return m == Mode::kAccelerate ? "accelerate" : "memfit"; }
 
 Result<Report> estimate(const EstimateRequest& req) {
-  Result<Model> model = build_model(req);
+  // Only sizes are summed: repeated experts stay one module with a count.
+  Result<Model> model = build_model(req, TreeForm::kCompact);
   if (!model) return model.error();
   // The model is ours: its tree is narrowed without a copy (a 50k-tensor copy per estimate).
   Model& m = model.value();

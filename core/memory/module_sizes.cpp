@@ -84,9 +84,13 @@ ModuleSizes compute_module_sizes(const TensorTree& tree, const SizeOptions& opt,
   }
   if (!out.module_listed[0]) out.order.insert(out.order.begin(), TreeItem{false, 0});  // no tensors
   out.module_listed[0] = 1;
+  // A repeated module's size is one copy's (what each of its names weighs); its parent holds
+  // every copy.
   for (std::size_t m = nm; m-- > 1;) {
     const int parent = tree.modules[m].parent;
-    if (__builtin_add_overflow(out.module_bits[parent], out.module_bits[m], &out.module_bits[parent]))
+    Bits all = 0;
+    if (__builtin_mul_overflow(out.module_bits[m], static_cast<Bits>(tree.modules[m].repeat), &all) ||
+        __builtin_add_overflow(out.module_bits[parent], all, &out.module_bits[parent]))
       throw Error(ErrorCode::kOverflow,
                   fmt::format("size of '{}' overflows 64 bits", tree.modules[parent].name));
     out.module_fractional[parent] |= out.module_fractional[m];

@@ -44,7 +44,8 @@ std::string names_preview(const std::vector<std::string>& names) {
 
 // The family's tree of the selected class (every era), from `req` and the parsed m.config, and
 // the dimensions the family read with it (left empty by families that do not read them).
-void build_from_config(const EstimateRequest& req, Model& m, std::optional<ModelDims>* dims) {
+void build_from_config(const EstimateRequest& req, Model& m, std::optional<ModelDims>* dims,
+                       TreeForm form) {
   m.library = detect_library(req, m.config.json());
   std::string key;
   if (m.library == "timm") {
@@ -67,6 +68,7 @@ void build_from_config(const EstimateRequest& req, Model& m, std::optional<Model
   const std::string cls = select_class(*family, m.config, req.mode, req.class_override, &m.notes);
   m.tree = family->build(BuildRequest{m.config, cls, req.name, dims});
   m.parameters = m.tree.parameter_count();
+  if (form == TreeForm::kNamed) m.tree = expand(std::move(m.tree));
 }
 
 // memfit's exact path: the tensors the checkpoint holds, at their stored dtypes; the config (if
@@ -81,7 +83,7 @@ void build_from_checkpoint(Model& m, std::optional<ModelDims>* dims) {
       Model cfg;
       cfg.config = m.config;
       cfg.has_config = true;
-      build_from_config(req, cfg, dims);
+      build_from_config(req, cfg, dims, TreeForm::kNamed);
       m.library = cfg.library;
       m.model_type = cfg.model_type;
       m.notes = cfg.notes;
@@ -144,7 +146,7 @@ void set_quantization(Model& m) {
   }
 }
 
-Model with_config(EstimateRequest request, Config config, bool has_config) {
+Model with_config(EstimateRequest request, Config config, bool has_config, TreeForm form) {
   Model m;
   m.request = std::move(request);
   m.config = std::move(config);
@@ -156,7 +158,7 @@ Model with_config(EstimateRequest request, Config config, bool has_config) {
     throw option_error("source", " 'checkpoint': no safetensors checkpoint found");
   std::optional<ModelDims> dims;
   if (use_checkpoint) build_from_checkpoint(m, &dims);
-  else build_from_config(m.request, m, &dims);
+  else build_from_config(m.request, m, &dims, form);
   set_dims(m, std::move(dims));
   set_quantization(m);
   return m;
@@ -164,12 +166,12 @@ Model with_config(EstimateRequest request, Config config, bool has_config) {
 
 }  // namespace
 
-Result<Model> build_model(EstimateRequest request) {
+Result<Model> build_model(EstimateRequest request, TreeForm form) {
   return capture([&]() -> Model {
     const bool has_config = !request.config_text.empty();
     Config config(has_config ? Config::parse(request.config_text, "config.json") : Json::object(),
                   "config.json");
-    return with_config(std::move(request), std::move(config), has_config);
+    return with_config(std::move(request), std::move(config), has_config, form);
   });
 }
 
@@ -177,7 +179,8 @@ Result<Model> rebuild_for_mode(const Model& model, Mode mode) {
   return capture([&]() -> Model {
     EstimateRequest req = model.request;
     req.mode = mode;
-    return with_config(std::move(req), model.config, model.has_config);
+    return with_config(std::move(req), model.config, model.has_config,
+                       model.tree.has_repeats() ? TreeForm::kCompact : TreeForm::kNamed);
   });
 }
 

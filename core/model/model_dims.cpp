@@ -331,15 +331,17 @@ struct ParameterSplit {
 
 ParameterSplit split_parameters(const TensorTree& tree) {
   ParameterSplit s;
+  const std::vector<std::uint64_t> copies = tree.multiplicities();  // compact trees
   for (int i : tree.named_parameters()) {
     const TensorInfo& t = tree.tensors[static_cast<std::size_t>(i)];
-    s.total += static_cast<double>(t.numel);
+    const double numel = static_cast<double>(t.numel) * static_cast<double>(copies[static_cast<std::size_t>(t.module)]);
+    s.total += numel;
     // Routed experts: per-expert modules under `.experts.`, or GraniteMoe's fused
     // [experts, out, in] weights (block_sparse_moe.input_linear / output_linear).
     if (t.name.find(".experts.") != std::string::npos ||
         t.name.find(".block_sparse_moe.input_linear.") != std::string::npos ||
         t.name.find(".block_sparse_moe.output_linear.") != std::string::npos)
-      s.experts += static_cast<double>(t.numel);
+      s.experts += numel;
   }
   return s;
 }

@@ -98,10 +98,26 @@ bool TensorTree::is_no_split(const ModuleNode& m) const {
 }
 
 std::uint64_t TensorTree::parameter_count() const {
+  const std::vector<std::uint64_t> copies = multiplicities();
   std::uint64_t n = 0;
   for (const auto& t : tensors)
-    if (t.kind == TensorKind::kParameter && !t.is_alias()) n += t.numel;
+    if (t.kind == TensorKind::kParameter && !t.is_alias()) n += t.numel * copies[static_cast<std::size_t>(t.module)];
   return n;
+}
+
+bool TensorTree::has_repeats() const {
+  return std::any_of(modules.begin(), modules.end(), [](const ModuleNode& m) { return m.repeat > 1; });
+}
+
+std::vector<std::uint64_t> TensorTree::multiplicities() const {
+  // A parent always comes before its children, so one pass in index order is enough.
+  std::vector<std::uint64_t> out(modules.size(), 1);
+  for (std::size_t m = 0; m < modules.size(); ++m) {
+    const ModuleNode& n = modules[m];
+    const std::uint64_t above = n.parent >= 0 ? out[static_cast<std::size_t>(n.parent)] : 1;
+    out[m] = above * static_cast<std::uint64_t>(n.repeat);
+  }
+  return out;
 }
 
 TensorTree for_era(TensorTree tree, bool legacy) {

@@ -1,5 +1,7 @@
 #include "memfit/model/tree_builder.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "memfit/error.h"
@@ -11,6 +13,7 @@ TreeBuilder::TreeBuilder(std::string root_class) {
   root.class_name = std::move(root_class);
   tree_.modules.push_back(std::move(root));
   stack_.push_back(0);
+  copies_.push_back(1);
 }
 
 std::string TreeBuilder::path(std::string_view leaf) const {
@@ -34,7 +37,22 @@ TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view c
   tree_.modules.push_back(std::move(node));
   tree_.modules[parent].children.push_back(index);
   stack_.push_back(index);
+  copies_.push_back(copies_.back());
   return Scope(this);
+}
+
+TreeBuilder::Scope TreeBuilder::repeated(std::string_view first, std::string_view class_name,
+                                         std::int64_t count) {
+  if (count < 1 || first.empty() ||
+      !std::all_of(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    throw Error(ErrorCode::kInternal,
+                fmt::format("'{}': {} repeated modules must be at least one, named by an index",
+                            path(first), count));
+  Scope s = module(first, class_name);
+  tree_.modules.back().repeat = count;
+  std::uint64_t& c = copies_.back();
+  if (__builtin_mul_overflow(c, static_cast<std::uint64_t>(count), &c)) c = UINT64_MAX;
+  return s;
 }
 
 void TreeBuilder::stateless(std::string_view name, std::string_view class_name, BufferEra era) {
@@ -43,11 +61,16 @@ void TreeBuilder::stateless(std::string_view name, std::string_view class_name, 
 }
 
 void TreeBuilder::pop() {
-  if (stack_.size() > 1) stack_.pop_back();
+  if (stack_.size() > 1) {
+    stack_.pop_back();
+    copies_.pop_back();
+  }
 }
 
 int TreeBuilder::add_tensor(std::string_view name, Shape shape, DType dtype, TensorKind kind) {
-  if (tree_.tensors.size() >= kMaxTreeTensors)
+  // Counted as written out: a compact tree must not describe what an expanded one may not.
+  if (__builtin_add_overflow(expanded_tensors_, copies_.back(), &expanded_tensors_) ||
+      expanded_tensors_ > kMaxTreeTensors)
     throw Error(ErrorCode::kInvalidValue,
                 fmt::format("the model would have more than {} tensors; the config's sizes are "
                             "not plausible (at '{}')", kMaxTreeTensors, path(name)));

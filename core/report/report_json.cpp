@@ -98,6 +98,9 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   entries.reserve(r.module_sizes.size());
   for (const auto& [k, v] : r.module_sizes) entries.Container::emplace_back(k, number(v));
   out["module_sizes"] = std::move(sizes);
+  nlohmann::ordered_json repeats = nlohmann::ordered_json::object();
+  for (const auto& [k, n] : r.module_repeats) repeats[k] = n;
+  out["module_repeats"] = std::move(repeats);
   out["notes"] = r.notes;
   if (r.comparison) out["comparison"] = comparison_to_json(*r.comparison);
   out["figures"] = nlohmann::ordered_json::array();

@@ -180,7 +180,10 @@ int run_estimate(const EstimateArgs& args) {
       else fmt::print(stderr, "memfit: error: {}\n", cli_message(e));
       return exit_code_for(e.code());
     };
-    Result<Model> model = build_model(request());  // the config is parsed here, once
+    // The report alone only sums sizes: repeated experts stay one module with a count (its JSON
+    // says so in module_repeats). Will-it-run reads every tensor by name.
+    const TreeForm form = run_opts ? TreeForm::kNamed : TreeForm::kCompact;
+    Result<Model> model = build_model(request(), form);  // the config is parsed here, once
     // An unknown model_type is never a dead end: a Hub repo's weights give exact sizes by Range
     // (a folder's were read above already). Without any, the error says what was tried.
     if (!model && model.error().code() == ErrorCode::kUnknownModelType && !checkpoint && want_checkpoint &&
@@ -189,7 +192,7 @@ int run_estimate(const EstimateArgs& args) {
           capture([&] { return fallback_checkpoint(client, args.model, src, model.error()); });
       if (!fallback) return fail(fallback.error());
       checkpoint = std::move(fallback).value();
-      model = build_model(request());
+      model = build_model(request(), form);
     }
     if (!model) return fail(model.error());
     const Result<Report> report = estimate(*model);

@@ -50,6 +50,9 @@
  * @property {ReportRow[]} rows
  * @property {string[]} largest_layer_names
  * @property {Object<string, number>} module_sizes   float32 bytes, "" is the whole model
+ * @property {Object<string, number>} [module_repeats]  repeated modules (routed experts): the
+ *   first copy's name → how many siblings it stands for; module_sizes lists that copy (and what
+ *   lies below it) once, at one copy's size
  * @property {string[]} notes
  * @property {object} [comparison]
  * @property {string} table

@@ -162,6 +162,10 @@ function modules(r) {
   const sizes = r.module_sizes;
   const total = sizes[''] || Object.values(sizes).reduce((a, b) => Math.max(a, b), 0) || 1;
   const names = Object.keys(sizes).filter((k) => k !== '');
+  // A name at or below a repeated module stands for one copy of many (routed experts).
+  const repeats = Object.entries(r.module_repeats || {});
+  /** @param {string} k */
+  const copies = (k) => repeats.reduce((n, [name, c]) => (k === name || k.startsWith(`${name}.`) ? n * c : n), 1);
   const maxDepth = Math.min(6, Math.max(1, ...names.map((k) => k.split('.').length)));
   const list = el('ol', { class: 'modules', 'aria-live': 'polite' });
   const depthSelect = /** @type {HTMLSelectElement} */ (el('select', { id: 'module-depth', 'aria-label': 'depth in the module tree' },
@@ -174,9 +178,11 @@ function modules(r) {
     list.replaceChildren(...shown.map((k) => {
       const bar = el('span', { class: 'bar' });
       bar.style.width = `${Math.max(0.5, (sizes[k] / total) * 100)}%`;
+      const n = copies(k);
+      const each = n > 1 ? ` each, × ${n}` : '';
       return el('li', {},
-        el('span', { class: 'name' }, el('code', {}, k)),
-        el('span', { class: 'size' }, `${convertBytes(sizes[k])} · ${((sizes[k] / total) * 100).toFixed(1)}%`),
+        el('span', { class: 'name' }, el('code', {}, k), n > 1 ? ` (1 of ${n} alike)` : ''),
+        el('span', { class: 'size' }, `${convertBytes(sizes[k])} · ${((sizes[k] / total) * 100).toFixed(1)}%${each}`),
         el('span', { class: 'track', 'aria-hidden': 'true' }, bar));
     }));
     if (rows.length > shown.length) list.append(el('li', { class: 'more' }, `${rows.length - shown.length} smaller modules not shown`));

@@ -42,7 +42,8 @@ void graft(TreeBuilder& b, std::string_view name, const TensorTree& sub,
       b.stateless(leaf, node.class_name, node.era);
       return;
     }
-    auto scope = b.module(leaf, node.class_name);
+    auto scope = node.repeat > 1 ? b.repeated(leaf, node.class_name, node.repeat)
+                                 : b.module(leaf, node.class_name);
     const std::size_t strip = node.name.empty() ? 0 : node.name.size() + 1;
     for (int t : node.params) {
       const TensorInfo& x = sub.tensors[static_cast<std::size_t>(t)];

@@ -68,9 +68,7 @@ TensorTree build(const BuildRequest& r) {
     if (!moe_layer(i)) return gated_mlp(b, "feed_forward", "JambaMLP", d.hidden, d.inter, false, d.act);
     auto moe = b.module("feed_forward", "JambaSparseMoeBlock");
     nn::linear(b, "router", d.hidden, experts, false);
-    auto list = b.module("experts", "ModuleList");
-    for (std::int64_t e = 0; e < experts; ++e)
-      gated_mlp(b, std::to_string(e), "JambaMLP", d.hidden, d.inter, false, d.act);
+    gated_experts(b, "JambaMLP", experts, d.hidden, d.inter, false, d.act);
   };
   LlamaLikeSpec s;
   s.prefix = "Jamba";

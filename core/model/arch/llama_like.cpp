@@ -121,31 +121,41 @@ void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims
   if (!s.rope_class.empty()) layer_rotary(b, s, d.rope_dim, d.positions);
 }
 
-void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
-               std::int64_t inter, bool bias, std::string_view act) {
-  auto m = b.module(name, cls);
+namespace {
+
+void gated_mlp_members(TreeBuilder& b, std::int64_t hidden, std::int64_t inter, bool bias,
+                       std::string_view act) {
   nn::linear(b, "gate_proj", hidden, inter, bias);
   nn::linear(b, "up_proj", hidden, inter, bias);
   nn::linear(b, "down_proj", inter, hidden, bias);
   nn::activation(b, "act_fn", act);
 }
 
+}  // namespace
+
+void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
+               std::int64_t inter, bool bias, std::string_view act) {
+  auto m = b.module(name, cls);
+  gated_mlp_members(b, hidden, inter, bias, act);
+}
+
 void gated_experts(TreeBuilder& b, std::string_view cls, std::int64_t n, std::int64_t hidden,
                    std::int64_t width, bool bias, std::string_view act) {
   auto list = b.module("experts", "ModuleList");
-  for (std::int64_t e = 0; e < n; ++e) gated_mlp(b, std::to_string(e), cls, hidden, width, bias, act);
+  if (n < 1) return;
+  auto experts = b.repeated("0", cls, n);
+  gated_mlp_members(b, hidden, width, bias, act);
 }
 
 void mixtral_experts(TreeBuilder& b, std::string_view cls, std::int64_t n, std::int64_t hidden,
                      std::int64_t width, std::string_view act) {
   auto list = b.module("experts", "ModuleList");
-  for (std::int64_t e = 0; e < n; ++e) {
-    auto x = b.module(std::to_string(e), cls);
-    nn::linear(b, "w1", hidden, width, false);
-    nn::linear(b, "w2", width, hidden, false);
-    nn::linear(b, "w3", hidden, width, false);
-    nn::activation(b, "act_fn", act);
-  }
+  if (n < 1) return;
+  auto experts = b.repeated("0", cls, n);
+  nn::linear(b, "w1", hidden, width, false);
+  nn::linear(b, "w2", width, hidden, false);
+  nn::linear(b, "w3", hidden, width, false);
+  nn::activation(b, "act_fn", act);
 }
 
 void fused_gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls,

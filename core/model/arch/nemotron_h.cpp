@@ -84,11 +84,15 @@ struct Mlp {
   std::string act;
 };
 
-void mlp(TreeBuilder& b, std::string_view name, const Mlp& m) {
-  auto s = b.module(name, "NemotronHMLP");
+void mlp_members(TreeBuilder& b, const Mlp& m) {
   nn::linear(b, "up_proj", m.hidden, m.inter, m.bias);
   nn::linear(b, "down_proj", m.inter, m.hidden, m.bias);
   nn::activation(b, "act_fn", m.act);
+}
+
+void mlp(TreeBuilder& b, std::string_view name, const Mlp& m) {
+  auto s = b.module(name, "NemotronHMLP");
+  mlp_members(b, m);
 }
 
 struct Moe {
@@ -100,8 +104,10 @@ void moe(TreeBuilder& b, const Moe& e, const Mlp& dense) {
   const std::int64_t in = e.latent > 0 ? e.latent : dense.hidden;
   {
     auto list = b.module("experts", "ModuleList");
-    for (std::int64_t i = 0; i < e.experts; ++i)
-      mlp(b, std::to_string(i), {in, e.width, dense.bias, dense.act});
+    if (e.experts > 0) {
+      auto copies = b.repeated("0", "NemotronHMLP", e.experts);
+      mlp_members(b, {in, e.width, dense.bias, dense.act});
+    }
   }
   {
     auto gate = b.module("gate", "NemotronHTopkRouter");

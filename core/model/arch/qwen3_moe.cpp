@@ -38,9 +38,7 @@ TensorTree build(const BuildRequest& r) {
     }
     auto moe = b.module("mlp", "Qwen3MoeSparseMoeBlock");
     nn::linear(b, "gate", d.hidden, experts, false);
-    auto list = b.module("experts", "ModuleList");
-    for (std::int64_t e = 0; e < experts; ++e)
-      gated_mlp(b, std::to_string(e), "Qwen3MoeMLP", d.hidden, moe_inter, false, d.act);
+    gated_experts(b, "Qwen3MoeMLP", experts, d.hidden, moe_inter, false, d.act);
   });
   if (r.dims && *r.dims)
     set_moe(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 8), 0, moe_inter, 0}, true, sparse);

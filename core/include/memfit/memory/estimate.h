@@ -47,6 +47,10 @@ struct Report {
   std::vector<ReportRow> rows;
   std::vector<std::string> largest_layer_names;
   std::vector<std::pair<std::string, double>> module_sizes;  // float32 bytes, first-seen order
+  // Repeated modules (routed experts), when the tree was compact: module_sizes lists the first
+  // copy (and what lies below it) once, at one copy's size; here is how many siblings it stands
+  // for, named by counting up its last component. Empty for a tree built with every name.
+  std::vector<std::pair<std::string, std::int64_t>> module_repeats;
   std::vector<std::string> notes;  // what the mode did that a user should know
   std::string source = "config";   // "config" or "checkpoint"
   double stored_bytes = 0;         // checkpoint source: bytes of the tensors as stored

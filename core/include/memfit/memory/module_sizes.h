@@ -37,6 +37,8 @@ struct SizeOptions {
 
 // accelerate's module_sizes dict, kept by tree index: estimating a 100k-tensor model must not
 // build and hash 100k strings per dtype. A name lookup goes through the tree's name index.
+// Over a compact tree a repeated module and everything below it are sized per copy, listed once
+// (under the first copy's names); its parent counts every copy.
 struct ModuleSizes {
   std::vector<Bits> module_bits;   // by module index; [0] is the root, i.e. the total
   std::vector<Bits> tensor_bits;   // by tensor index; 0 for a tensor that is not counted

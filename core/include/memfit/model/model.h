@@ -29,7 +29,8 @@ struct Model {
   std::string library, model_type;
   // The tree of the selected class with the buffers of every transformers era (consumers narrow
   // it with for_era() for their mode), or, on the exact path, the checkpoint's own tree at its
-  // stored dtypes with the config's class names adopted.
+  // stored dtypes with the config's class names adopted. Compact (repeated experts described
+  // once) only when build_model was asked for TreeForm::kCompact.
   TensorTree tree;
   bool from_checkpoint = false;
   // memfit's exact path over a model_type no family knows: the weights are the checkpoint's
@@ -48,8 +49,14 @@ struct Model {
   const std::string& class_name() const { return tree.class_name(); }
 };
 
+// How the tree is wanted. Named: every tensor under its state-dict name, as the planner, the
+// loader and validation need. Compact: repeated modules (routed experts) described once with a
+// count (ModuleNode::repeat), for callers that only sum sizes — estimating a 1T-parameter MoE
+// then walks thousands of tensors, not a hundred thousand.
+enum class TreeForm { kNamed, kCompact };
+
 // Parses, picks the family and class, builds the tree. Errors name the file and key.
-Result<Model> build_model(EstimateRequest request);
+Result<Model> build_model(EstimateRequest request, TreeForm form = TreeForm::kNamed);
 
 // build_model(request)'s tree alone, for callers that need nothing else of the model.
 inline Result<TensorTree> build_tree(EstimateRequest request) {

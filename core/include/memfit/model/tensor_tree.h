@@ -51,6 +51,12 @@ struct ModuleNode {
   // Which transformers versions register this module. Only modules without tensors need one:
   // a module whose tensors are all of the other era disappears with them.
   BufferEra era = BufferEra::kAlways;
+  // How many identical siblings this node stands for in a compact tree: the routed experts of a
+  // MoE layer (DeepSeek-V3 has 58 × 256 of them, Kimi-K2 61 × 384) are described once, not per
+  // copy, so summing sizes costs a few thousand tensors instead of tens of thousands. The copies
+  // are named by the last component of `name` counting up ("experts.0" … "experts.255"); the
+  // subtree below is the first copy's. expand() names every copy where names are needed.
+  std::int64_t repeat = 1;
 };
 
 // Name → index lookup over a list of names. It keeps (hash, index) keys, never pointers, so a
@@ -133,6 +139,12 @@ class TensorTree {
 
   std::uint64_t parameter_count() const;  // unique parameters (aliases not counted)
 
+  // A compact tree: some module stands for several copies (ModuleNode::repeat > 1).
+  bool has_repeats() const;
+  // How many copies of each module the tree stands for: the product of the repeats from the
+  // root down to it (1 everywhere in an expanded tree). By module index.
+  std::vector<std::uint64_t> multiplicities() const;
+
  private:
   NameIndex tensor_index_, module_index_;
 };
@@ -151,5 +163,13 @@ struct TreeItem {
 // like 4.40's per-layer rotary_emb today) disappears too, so device maps never name it. Modules
 // that never held a tensor (dropouts, activations) stay: accelerate's maps place them.
 TensorTree for_era(TensorTree tree, bool legacy);  // by value: pass an rvalue to avoid a copy
+
+// The tree with every repeated module written out copy by copy, named and ordered exactly as if
+// each copy had been built on its own (what torch's state dict holds). A tree without repeats
+// comes back as it is.
+TensorTree expand(TensorTree tree);
+
+// The name of copy `i` of a repeated module named `first` ("a.experts.0", 5 → "a.experts.5").
+std::string repeat_name(std::string_view first, std::int64_t i);
 
 }  // namespace memfit

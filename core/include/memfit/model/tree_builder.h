@@ -5,6 +5,7 @@
 // validated and numel is computed with overflow checks as tensors are added.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,11 @@ class TreeBuilder {
     TreeBuilder* b_;
   };
   [[nodiscard]] Scope module(std::string_view name, std::string_view class_name);
+  // `count` identical sibling modules named `first`, first + 1, … (a ModuleList of routed
+  // experts), opened once: what is built inside describes every copy (ModuleNode::repeat).
+  // finish() keeps them compact; expand() names each copy where names are needed.
+  [[nodiscard]] Scope repeated(std::string_view first, std::string_view class_name,
+                               std::int64_t count);
   // A child module that holds no tensors (nn.Dropout, an activation, nn.Identity): accelerate's
   // device maps place such modules like any other child, so they are part of the tree, in
   // registration order. `era`: when only one transformers era registers it.
@@ -63,6 +69,8 @@ class TreeBuilder {
   // hash map of every name while building cost more than building the tree itself.
   TensorTree tree_;
   std::vector<int> stack_;  // module indices; back() is current
+  std::vector<std::uint64_t> copies_;  // beside stack_: how many copies the module stands for
+  std::uint64_t expanded_tensors_ = 0;  // tensors once every repeat is written out
 };
 
 }  // namespace memfit

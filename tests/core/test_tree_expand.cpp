@@ -1,0 +1,241 @@
+// Compact trees (repeated experts described once) against trees built copy by copy.
+//
+// The oracle for expand() is TreeBuilder itself: the same model built one copy at a time, the
+// way families built experts before repeats existed. The oracle for compact sizing is the same
+// estimate over the named tree.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "memfit/memory/estimate.h"
+#include "memfit/memory/largest_layer.h"
+#include "memfit/memory/module_sizes.h"
+#include "memfit/model/model.h"
+#include "memfit/model/tree_builder.h"
+#include "support/reference.h"
+
+using namespace memfit;
+
+namespace {
+
+// Own tensors before, between and after children; a stateless child; a buffer below; a tie to a
+// tensor of the same copy; experts nested in repeated layers; a tie across the whole model.
+TensorTree sample(bool compact) {
+  TreeBuilder t("Root");
+  {
+    auto e = t.module("embed", "Embedding");
+    t.param("weight", {2, 4});
+  }
+  auto expert = [&] {
+    t.param("w", {4, 3});
+    {
+      auto inner = t.module("inner", "Inner");
+      t.buffer("b", {3}, DType::kF32, true);
+    }
+    t.stateless("act", "SiLU");
+    t.param("after", {2}, DType::kBF16);
+    t.tied_param("w_again", t.path("w"));
+  };
+  auto layer = [&] {
+    t.param("scale", {4});
+    {
+      auto list = t.module("experts", "ModuleList");
+      if (compact) {
+        auto r = t.repeated("0", "Expert", 3);
+        expert();
+      } else {
+        for (int e = 0; e < 3; ++e) {
+          auto m = t.module(std::to_string(e), "Expert");
+          expert();
+        }
+      }
+    }
+    t.buffer("tail", {1}, DType::kBool, false);
+  };
+  {
+    auto layers = t.module("layers", "ModuleList");
+    {
+      auto first = t.module("0", "DenseLayer");
+      t.param("dense", {3, 4});
+    }
+    if (compact) {
+      auto r = t.repeated("1", "Layer", 2);
+      layer();
+    } else {
+      for (int l = 1; l < 3; ++l) {
+        auto m = t.module(std::to_string(l), "Layer");
+        layer();
+      }
+    }
+  }
+  t.tied_param("head", "embed.weight");
+  return t.finish();
+}
+
+void check_same(const TensorTree& got, const TensorTree& want) {
+  REQUIRE(got.modules.size() == want.modules.size());
+  REQUIRE(got.tensors.size() == want.tensors.size());
+  for (std::size_t i = 0; i < want.modules.size(); ++i) {
+    const ModuleNode &g = got.modules[i], &w = want.modules[i];
+    INFO("module " << i << " " << w.name);
+    CHECK(g.name == w.name);
+    CHECK(g.class_name == w.class_name);
+    CHECK(g.parent == w.parent);
+    CHECK(g.children == w.children);
+    CHECK(g.params == w.params);
+    CHECK(g.buffers == w.buffers);
+    CHECK(g.era == w.era);
+    CHECK(g.repeat == 1);
+  }
+  for (std::size_t i = 0; i < want.tensors.size(); ++i) {
+    const TensorInfo &g = got.tensors[i], &w = want.tensors[i];
+    INFO("tensor " << i << " " << w.name);
+    CHECK(g.name == w.name);
+    CHECK(g.shape == w.shape);
+    CHECK(g.dtype == w.dtype);
+    CHECK(g.kind == w.kind);
+    CHECK(g.persistent == w.persistent);
+    CHECK(g.tied_to == w.tied_to);
+    CHECK(g.module == w.module);
+  }
+  CHECK(got.no_split_classes == want.no_split_classes);
+  CHECK(got.find_tensor("layers.2.experts.2.inner.b") == want.find_tensor("layers.2.experts.2.inner.b"));
+}
+
+std::string config(const std::string& relative) {
+  if (relative.rfind("real-hub/", 0) != 0) return test::fixture("configs/" + relative);
+  const auto ref = test::reference_dir();
+  if (!ref) return {};
+  const std::string path = *ref + "/" + relative;
+  return test::file_exists(path) ? test::read_text(path) : std::string();
+}
+
+}  // namespace
+
+TEST_CASE("repeat_name counts up the last component of a name") {
+  CHECK(repeat_name("model.layers.3.mlp.experts.0", 255) == "model.layers.3.mlp.experts.255");
+  CHECK(repeat_name("layers.1", 1) == "layers.2");
+  CHECK(repeat_name("7", 3) == "10");
+  CHECK_THROWS_AS(repeat_name("model.experts", 1), Error);
+}
+
+TEST_CASE("expand writes a compact tree out exactly as the copy-by-copy build") {
+  const TensorTree compact = sample(true);
+  const TensorTree named = sample(false);
+  CHECK(compact.has_repeats());
+  CHECK_FALSE(named.has_repeats());
+  CHECK(compact.tensors.size() < named.tensors.size());
+  CHECK(compact.parameter_count() == named.parameter_count());
+  check_same(expand(compact), named);
+  // A tree without repeats comes back as it is.
+  check_same(expand(named), named);
+}
+
+TEST_CASE("a compact tree sizes and finds its largest layer as the named one does") {
+  const TensorTree compact = sample(true);
+  const TensorTree named = sample(false);
+  for (const bool bit : {true, false}) {
+    SizeOptions opt;
+    opt.bool_as_bit = bit;
+    const ModuleSizes c = compute_module_sizes(compact, opt), n = compute_module_sizes(named, opt);
+    CHECK(c.total() == n.total());
+    // Every name the compact dict lists weighs what the named dict says.
+    std::size_t compared = 0;
+    for (const TreeItem& item : c.order) {
+      CHECK_MESSAGE(c.at(item) == n.at(named, item.name(compact)), item.name(compact));
+      ++compared;
+    }
+    CHECK(compared > 10);
+    // No no-split classes: the search splits repeated modules and must name every copy.
+    for (const LayerRule rule : {LayerRule::kAccelerate, LayerRule::kComplete}) {
+      const LargestLayer lc = largest_layer(compact, c, rule), ln = largest_layer(named, n, rule);
+      CHECK(lc.bits == ln.bits);
+      CHECK(lc.names == ln.names);
+    }
+  }
+  // A repeated module that is itself the layer: every copy is named.
+  TensorTree with_split = sample(true), named_split = sample(false);
+  with_split.no_split_classes = named_split.no_split_classes = {"Expert"};
+  const LargestLayer lc = largest_layer(with_split, compute_module_sizes(with_split, {}), LayerRule::kComplete);
+  const LargestLayer ln = largest_layer(named_split, compute_module_sizes(named_split, {}), LayerRule::kComplete);
+  CHECK(lc.bits == ln.bits);
+  CHECK(lc.names == ln.names);
+  CHECK(ln.names.size() == 6);
+}
+
+TEST_CASE("estimating MoE configs over compact trees gives the named tree's report") {
+  int compared = 0;
+  for (const std::string rel : {"deepseek-ai--DeepSeek-V3.json", "mistralai--Mixtral-8x7B-v0.1.json",
+                                "Qwen--Qwen1.5-MoE-A2.7B.json", "deepseek-ai--deepseek-moe-16b-base.json",
+                                "real-hub/Qwen--Qwen3-30B-A3B/config.json",
+                                "real-hub/MiniMaxAI--MiniMax-M2.5/config.json",
+                                "real-hub/nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16/config.json"}) {
+    const std::string text = config(rel);
+    if (text.empty()) {
+      test::skip_loudly(rel + " (no reference dir)");
+      continue;
+    }
+    for (const Mode mode : {Mode::kMemfit, Mode::kAccelerate}) {
+      INFO(rel << " " << mode_name(mode));
+      EstimateRequest req;
+      req.config_text = text;
+      req.name = rel;
+      req.mode = mode;
+      const Result<Model> named = build_model(req);
+      if (!named.ok()) {  // e.g. a family transformers 4.40 (compat mode) does not have
+        const Result<Report> refused = estimate(req);
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().message() == named.error().message());
+        continue;
+      }
+      CHECK_FALSE(named->tree.has_repeats());
+      const Result<Report> want = estimate(*named);
+      const Result<Report> got = estimate(req);  // compact
+      REQUIRE(want.ok());
+      REQUIRE(got.ok());
+      CHECK_FALSE(got->module_repeats.empty());
+      CHECK(want->module_repeats.empty());
+      CHECK(got->parameters == want->parameters);
+      CHECK(got->buffers_bytes == want->buffers_bytes);
+      CHECK(got->largest_layer_names == want->largest_layer_names);
+      REQUIRE(got->rows.size() == want->rows.size());
+      for (std::size_t i = 0; i < got->rows.size(); ++i) {
+        CHECK(got->rows[i].total == want->rows[i].total);
+        CHECK(got->rows[i].largest_layer == want->rows[i].largest_layer);
+        CHECK(got->rows[i].training == want->rows[i].training);
+        CHECK(got->rows[i].total_bytes == want->rows[i].total_bytes);
+      }
+      // The compact dict plus its repeats is the named dict.
+      const std::map<std::string, double> all(want->module_sizes.begin(), want->module_sizes.end());
+      for (const auto& [name, bytes] : got->module_sizes) {
+        const auto it = all.find(name);
+        REQUIRE_MESSAGE(it != all.end(), name);
+        CHECK(it->second == bytes);
+      }
+      std::size_t covered = got->module_sizes.size();
+      for (const auto& [name, copies] : got->module_repeats) {
+        const int below = static_cast<int>(std::count_if(got->module_sizes.begin(), got->module_sizes.end(),
+            [&](const auto& e) { return e.first.rfind(name + ".", 0) == 0; }));
+        covered += static_cast<std::size_t>((copies - 1) * (1 + below));
+        CHECK(all.at(repeat_name(name, copies - 1)) == all.at(name));
+      }
+      CHECK(covered == want->module_sizes.size());
+      ++compared;
+    }
+  }
+  CHECK(compared >= 8);
+}
+
+// Each count is plausible alone (the config reader caps repeats at 16,384); together they are
+// 480,000 expert tensors: a compact tree must be refused as the written-out one would be.
+TEST_CASE("a config with absurdly many experts is refused before any memory is spent") {
+  const std::string text = R"({"model_type": "mixtral", "vocab_size": 32000, "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 10, "num_attention_heads": 4,
+      "num_key_value_heads": 4, "num_local_experts": 16000, "num_experts_per_tok": 2})";
+  EstimateRequest req;
+  req.config_text = text;
+  const Result<Report> r = estimate(req);
+  REQUIRE_FALSE(r.ok());
+  CHECK_MESSAGE(r.error().message().find("tensors") != std::string::npos, r.error().message());
+}
