@@ -1,6 +1,6 @@
 #include "hub_client.h"
 
-#include <curl/curl.h>
+#include "curl_library.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -43,6 +43,7 @@ std::string origin_of(const std::string& url) {
 
 // The cap applies to a success body only: redirects and errors carry small texts of their own.
 struct BodySink {
+  const CurlLibrary* lib;
   CURL* curl;
   std::string* body;
   std::uint64_t max;  // 0: no cap
@@ -52,7 +53,7 @@ struct BodySink {
 std::size_t write_body(char* data, std::size_t size, std::size_t n, void* user) {
   auto* sink = static_cast<BodySink*>(user);
   long status = 0;
-  curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
+  sink->lib->easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
   if (sink->max && status >= 200 && status < 300 && sink->body->size() + size * n > sink->max) {
     sink->body->append(data, sink->max - sink->body->size());  // exactly the first `max` bytes
     sink->cut = true;  // returning less than given makes libcurl abort the transfer
@@ -70,11 +71,6 @@ std::size_t write_header(char* data, std::size_t size, std::size_t n, void* user
   if (colon != std::string::npos)
     (*headers)[lower(line.substr(0, colon))] = trim(line.substr(colon + 1));
   return size * n;
-}
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 // "bytes 0-99/12345" → 0 (nullopt when there is no first byte position).
@@ -154,7 +150,6 @@ bool looks_like_repo_id(const std::string& s) {
 }
 
 HubClient::HubClient(HubOptions options) : options_(std::move(options)) {
-  global_init();
   hub_host_ = origin_of(options_.endpoint);
 }
 
@@ -162,33 +157,36 @@ HttpResponse HubClient::get(const std::string& start_url, const std::string& ran
                             std::uint64_t max_body) {
   HttpResponse r;
   std::string url = start_url;
+  std::string why;
+  const CurlLibrary* lib = curl_library(&why);  // loaded here, by the first request only
+  if (!lib) throw HubError{HubErrorKind::kNetwork, why};
   for (int hop = 0; hop < 10; ++hop) {
-    CURL* curl = curl_easy_init();
+    CURL* curl = lib->easy_init();
     if (!curl) throw HubError{HubErrorKind::kNetwork, "could not initialise libcurl"};
     r.body.clear();
     r.headers.clear();
-    BodySink sink{curl, &r.body, max_body};
+    BodySink sink{lib, curl, &r.body, max_body};
     struct curl_slist* headers = nullptr;
-    headers = curl_slist_append(headers, "User-Agent: memfit/0.1");
+    headers = lib->slist_append(headers, "User-Agent: memfit/0.1");
     // The token goes to the Hub's own origin only — never to a redirect target elsewhere.
     if (!options_.token.empty() && origin_of(url) == hub_host_)
-      headers = curl_slist_append(headers, ("Authorization: Bearer " + options_.token).c_str());
-    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &write_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r.headers);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT, options_.timeout_s);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (!range.empty()) curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
-    const CURLcode rc = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(curl);
+      headers = lib->slist_append(headers, ("Authorization: Bearer " + options_.token).c_str());
+    lib->easy_setopt(curl, CURLOPT_URL, url.c_str());
+    lib->easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    lib->easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    lib->easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_body);
+    lib->easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    lib->easy_setopt(curl, CURLOPT_HEADERFUNCTION, &write_header);
+    lib->easy_setopt(curl, CURLOPT_HEADERDATA, &r.headers);
+    lib->easy_setopt(curl, CURLOPT_TIMEOUT, options_.timeout_s);
+    lib->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
+    lib->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    lib->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (!range.empty()) lib->easy_setopt(curl, CURLOPT_RANGE, range.c_str());
+    const CURLcode rc = lib->easy_perform(curl);
+    lib->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
+    lib->slist_free_all(headers);
+    lib->easy_cleanup(curl);
     // A 200 to a range from byte 0 is the file from its start: its first max_body bytes are the
     // range asked, kept, and the rest is never read (the page does the same). Any other cut is
     // refused: what was asked lies further in, and memfit will not read up to it.
@@ -201,7 +199,7 @@ HttpResponse HubClient::get(const std::string& start_url, const std::string& ran
                                  r.status == 200 ? ": the server ignored the Range request" : "")};
     if (rc != CURLE_OK && !r.truncated)
       throw HubError{HubErrorKind::kNetwork,
-                     fmt::format("cannot reach {}: {}", origin_of(url), curl_easy_strerror(rc))};
+                     fmt::format("cannot reach {}: {}", origin_of(url), lib->easy_strerror(rc))};
     r.url = url;
     if (r.status < 300 || r.status >= 400 || !r.headers.count("location")) return r;
     const std::string& loc = r.headers["location"];

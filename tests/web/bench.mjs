@@ -17,11 +17,17 @@ import { execFileSync } from 'node:child_process';
 import { startMockHub } from './support/mock-hub.mjs';
 import { serveStatic } from '../../web/tools/serve.mjs';
 import { launch, openPage, settle } from './support/browser.mjs';
-import { CONFIGS, WEB_DIR, need } from './support/paths.mjs';
+import { CONFIGS, ROOT, WEB_DIR, need } from './support/paths.mjs';
 
 const RUNS = Number(process.env.RUNS || 9);
 const ESTIMATES = Number(process.env.ESTIMATES || 31);
-const MODELS = ['meta-llama/Meta-Llama-3-70B', 'mistralai/Mixtral-8x7B-v0.1', 'deepseek-ai/DeepSeek-V3', 'gpt2'];
+const MODELS = ['meta-llama/Meta-Llama-3-70B', 'mistralai/Mixtral-8x7B-v0.1', 'deepseek-ai/DeepSeek-V3', 'gpt2',
+  'Qwen/Qwen3-Coder-480B-A35B-Instruct', 'moonshotai/Kimi-K2-Instruct'];
+/** A model's config.json: the test fixtures, else the examples. @param {string} id */
+function configOf(id) {
+  const file = `${id.replace('/', '--')}.json`;
+  try { return readFileSync(join(CONFIGS, file), 'utf8'); } catch { return readFileSync(join(ROOT, 'examples/configs', file), 'utf8'); }
+}
 
 const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const round = (/** @type {number} */ x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
@@ -69,8 +75,8 @@ try {
   }
 
   for (const id of MODELS) {
-    const config = readFileSync(join(CONFIGS, `${id.replace('/', '--')}.json`), 'utf8');
-    const n = id.includes('DeepSeek-V3') ? 3 : ESTIMATES;
+    const config = configOf(id);
+    const n = ESTIMATES;
     for (const mode of ['memfit', 'accelerate']) {
       const r = await page.evaluate(async ({ config, id, mode, n }) => {
         const { engine } = await import('/js/api.js');
