@@ -18,6 +18,8 @@
 //   gate_up_proj [E, H, 2I] ↔ gate_up_proj_blocks [E, 2I, H/32, 16] U8 + gate_up_proj_scales [E, 2I, H/32] U8
 //   down_proj    [E, I, H]  ↔ down_proj_blocks    [E, H, I/32, 16] U8 + down_proj_scales    [E, H, I/32] U8
 // the biases and everything else in bf16. Mapping that stored form is quant_config's business.
+// GptOssPreTrainedModel: `_keep_in_fp32_modules = ["post_attention_layernorm", "input_layernorm",
+// "norm"]` — the RMSNorm weights stay float32 in a float16 load (not in bfloat16).
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@
 
 #include "families.h"
 #include "llama_like.h"
+#include "memfit/model/keep_fp32.h"
 
 namespace memfit::arch {
 namespace {
@@ -110,6 +113,7 @@ TensorTree build(const BuildRequest& r) {
   TensorTree tree = build_decoder(
       tree_only, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) { moe(b, d, experts); },
       [&](TreeBuilder& b, std::int64_t) { attention(b, d); });
+  keep_in_fp32(tree, {"post_attention_layernorm", "input_layernorm", "norm"}, KeepFp32::kFloat16Loads);
   if (r.dims) *r.dims = model_dims(c, d, experts);
   return tree;
 }

@@ -1,0 +1,32 @@
+// memfit/model/keep_fp32.h — the tensors transformers keeps in float32 whatever the load dtype.
+//
+// A model class lists modules in `_keep_in_fp32_modules` (upcast in float16 loads only) or
+// `_keep_in_fp32_modules_strict` (float16 and bfloat16 loads); transformers matches each entry
+// against every parameter and buffer name with the regex `(^|\.)ENTRY($|\.)` (modeling_utils
+// `_get_dtype_plan`; 4.5x: `keep_in_fp32_regex` in `from_pretrained`). A family marks its class's
+// lists on the finished tree with keep_in_fp32(); the sizes read TensorInfo::keep_fp32.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memfit/model/dtype.h"
+#include "memfit/model/tensor_tree.h"
+
+namespace memfit {
+
+// True when `entry` matches `name` as transformers' regex `(^|\.)entry($|\.)` does (searched
+// anywhere in the name: "gate.weight" matches "model.layers.1.mlp.gate.weight", "gate" does not
+// match "gate_proj.weight").
+bool keep_fp32_entry_matches(const std::string& name, const std::string& entry);
+
+// Marks every tensor of `tree` matched by one of `entries` with `rule` (a stronger rule already
+// set stays); `stored_fp32` also marks them stored in float32. Returns how many were marked, so a
+// family can insist its list matched something.
+std::size_t keep_in_fp32(TensorTree& tree, const std::vector<std::string>& entries, KeepFp32 rule,
+                         bool stored_fp32 = false);
+
+// Whether a load at `load` keeps a tensor with `rule` in float32.
+bool kept_in_fp32(KeepFp32 rule, DType load);
+
+}  // namespace memfit
