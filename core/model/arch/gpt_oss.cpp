@@ -78,7 +78,7 @@ std::vector<bool> sliding_layers(const Config& c, std::int64_t layers) {
 // The model's dims: every layer with sinks, the sliding ones windowed; the MoE a token goes
 // through. A bad layer_types only fails the consumer that needs the layers' kinds.
 ModelDims model_dims(const Config& c, const DecoderDims& d, std::int64_t experts) {
-  ModelDims m = uniform_decoder_dims(d, read_rope_any(c, 150000.0, d.current_rope_dim));
+  ModelDims m = uniform_decoder_dims(d, read_rope(c, 150000.0, d.current_rope_dim));
   for (auto& l : m.per_layer) l.sinks = true;
   try {
     const std::vector<bool> sliding = sliding_layers(c, d.layers);
