@@ -1,5 +1,7 @@
 #include "memfit/model/keep_fp32.h"
 
+#include <string_view>
+
 namespace memfit {
 
 bool keep_fp32_entry_matches(const std::string& name, const std::string& entry) {
@@ -27,6 +29,18 @@ std::size_t keep_in_fp32(TensorTree& tree, const std::vector<std::string>& entri
     ++marked;
   }
   return marked;
+}
+
+void keep_rotary_fp32(TensorTree& tree) {
+  const std::string suffix = "inv_freq";
+  for (TensorInfo& t : tree.tensors) {
+    if (t.kind != TensorKind::kBuffer || !is_floating(t.dtype)) continue;
+    const std::size_t dot = t.name.rfind('.');
+    const std::string_view leaf = std::string_view(t.name).substr(dot == std::string::npos ? 0 : dot + 1);
+    if (leaf.size() >= suffix.size() && leaf.compare(leaf.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        t.keep_fp32 == KeepFp32::kNo)
+      t.keep_fp32 = KeepFp32::kHalfLoads;
+  }
 }
 
 bool kept_in_fp32(KeepFp32 rule, DType load) {

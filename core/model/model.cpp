@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "memfit/model/arch.h"
+#include "memfit/model/keep_fp32.h"
 #include "memfit/model/model_class.h"
 #include "memfit/option_error.h"
 
@@ -66,6 +67,7 @@ void build_from_config(const EstimateRequest& req, Model& m, std::optional<Model
   m.model_type = key;
   const std::string cls = select_class(*family, m.config, req.mode, req.class_override, &m.notes);
   m.tree = family->build(BuildRequest{m.config, cls, req.name, dims});
+  keep_rotary_fp32(m.tree);
   m.parameters = m.tree.parameter_count();
 }
 

@@ -93,10 +93,11 @@ TEST_CASE("keep_fp32: DeepSeek-V3's router bias loads and is stored in float32")
   CHECK(bias.stored_fp32);
   CHECK(tensor(m, "model.layers.3.mlp.gate.weight").keep_fp32 == KeepFp32::kNo);
   // 61 layers, the first 3 dense: 58 routers × 256 experts = 14,848 values, 2 bytes more each in
-  // both half-precision rows.
+  // both half-precision rows; so are the remote code's 61 per-layer rotary inv_freq buffers of
+  // qk_rope_head_dim / 2 = 32 values (float32 in every RoPE module).
   const HalfRowsExtra extra = half_rows_extra(m);
-  CHECK(extra.float16 == 58.0 * 256 * 2);
-  CHECK(extra.bfloat16 == 58.0 * 256 * 2);
+  CHECK(extra.float16 == (58.0 * 256 + 61 * 32) * 2);
+  CHECK(extra.bfloat16 == (58.0 * 256 + 61 * 32) * 2);
   // The checkpoint (FP8 weights, bf16 elsewhere) holds the bias as F32 [256].
   auto stored = stored_by_name(m);
   const StoredTensor& s = stored.at("model.layers.3.mlp.gate.e_score_correction_bias");
@@ -107,7 +108,8 @@ TEST_CASE("keep_fp32: DeepSeek-V3's router bias loads and is stored in float32")
 
 TEST_CASE("keep_fp32: a GLM-4.5 MoE checkpoint stores the bias in bf16, the load keeps float32") {
   // Glm4MoePreTrainedModel inherits DeepseekV3PreTrainedModel's strict list; GLM's checkpoints
-  // are written in bf16. 4 layers, first_k_dense_replace 1: 3 routers × 16 experts.
+  // are written in bf16. 4 layers, first_k_dense_replace 1: 3 routers × 16 experts; and the
+  // model-level rotary's inv_freq: head_dim 64 × partial_rotary_factor 0.5 (Glm4MoeConfig) / 2 = 16.
   const Model m = test::model_of(R"({
     "architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "vocab_size": 1024,
     "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 128,
@@ -115,7 +117,7 @@ TEST_CASE("keep_fp32: a GLM-4.5 MoE checkpoint stores the bias in bf16, the load
     "n_routed_experts": 16, "n_shared_experts": 1, "num_experts_per_tok": 2,
     "first_k_dense_replace": 1, "torch_dtype": "bfloat16"})");
   const HalfRowsExtra extra = half_rows_extra(m);
-  CHECK(extra.bfloat16 == 3.0 * 16 * 2);
+  CHECK(extra.bfloat16 == (3.0 * 16 + 16) * 2);
   const StoredTensor s = stored_by_name(m).at("model.layers.1.mlp.gate.e_score_correction_bias");
   CHECK(s.dtype == DType::kBF16);
   CHECK(s.bytes == 16 * 2);
@@ -133,9 +135,9 @@ TEST_CASE("keep_fp32: ERNIE-4.5 MoE's router and moe_statics (strict list)") {
   CHECK(tensor(m, "model.layers.1.mlp.gate.weight").keep_fp32 == KeepFp32::kHalfLoads);
   CHECK(tensor(m, "model.layers.1.mlp.moe_statics.e_score_correction_bias").keep_fp32 == KeepFp32::kHalfLoads);
   CHECK(tensor(m, "model.layers.0.mlp.gate_proj.weight").keep_fp32 == KeepFp32::kNo);
-  // Per MoE layer: gate [8, 256] + moe_statics [1, 8].
+  // Per MoE layer: gate [8, 256] + moe_statics [1, 8]; the rotary inv_freq: head_dim 64 / 2.
   const HalfRowsExtra extra = half_rows_extra(m);
-  CHECK(extra.bfloat16 == 2.0 * (8 * 256 + 8) * 2);
+  CHECK(extra.bfloat16 == (2.0 * (8 * 256 + 8) + 32) * 2);
   CHECK(extra.float16 == extra.bfloat16);
 }
 
@@ -151,11 +153,12 @@ TEST_CASE("keep_fp32: _keep_in_fp32_modules holds only in float16 loads (T5's wo
     test::skip_loudly("gpt-oss-20b real config");
     return;
   }
-  // gpt-oss-20b: 24 layers × 2 RMSNorms + the final norm, hidden 2880.
+  // gpt-oss-20b: 24 layers × 2 RMSNorms + the final norm, hidden 2880 — in float16 loads only;
+  // the rotary inv_freq (head_dim 64 / 2) in both.
   const Model oss = test::model_of(test::read_text(*ref + "/real-hub/openai--gpt-oss-20b/config.json"));
   const HalfRowsExtra oss_extra = half_rows_extra(oss);
-  CHECK(oss_extra.float16 == (24.0 * 2 + 1) * 2880 * 2);
-  CHECK(oss_extra.bfloat16 == 0);
+  CHECK(oss_extra.float16 == ((24.0 * 2 + 1) * 2880 + 32) * 2);
+  CHECK(oss_extra.bfloat16 == 32 * 2);
 }
 
 TEST_CASE("keep_fp32: DeepSeek-V3.2's indexer.weights_proj stays a bf16 Linear in the FP8 checkpoint") {

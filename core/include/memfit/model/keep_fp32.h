@@ -26,6 +26,13 @@ bool keep_fp32_entry_matches(const std::string& name, const std::string& entry);
 std::size_t keep_in_fp32(TensorTree& tree, const std::vector<std::string>& entries, KeepFp32 rule,
                          bool stored_fp32 = false);
 
+// The rotary embeddings' inverse frequencies (`inv_freq`, `original_inv_freq` and Gemma 4's and
+// ModernBERT's per-layer-type `<type>_inv_freq`): every RoPE module computes them in float32
+// (4.40: `torch.arange(0, dim, 2, dtype=torch.int64).float()`; current: the ROPE_INIT_FUNCTIONS)
+// and registers them as buffers outside the checkpoint, which from_pretrained never casts — so
+// they stay float32 in half-precision loads (kHalfLoads; not stored: non-persistent).
+void keep_rotary_fp32(TensorTree& tree);
+
 // Whether a load at `load` keeps a tensor with `rule` in float32.
 bool kept_in_fp32(KeepFp32 rule, DType load);
 
