@@ -43,6 +43,12 @@ void keep_rotary_fp32(TensorTree& tree) {
   }
 }
 
+void adopt_keep_fp32(TensorTree& checkpoint_tree, const TensorTree& config_tree) {
+  for (TensorInfo& t : checkpoint_tree.tensors)
+    if (const int i = config_tree.find_tensor(t.name); i >= 0)
+      t.keep_fp32 = config_tree.tensors[static_cast<std::size_t>(i)].keep_fp32;
+}
+
 bool kept_in_fp32(KeepFp32 rule, DType load) {
   switch (rule) {
     case KeepFp32::kNo: return false;

@@ -88,6 +88,7 @@ void build_from_checkpoint(Model& m, std::optional<ModelDims>* dims) {
       m.model_type = cfg.model_type;
       m.notes = cfg.notes;
       adopt_classes(tree, cfg.tree);
+      adopt_keep_fp32(tree, cfg.tree);
       tree.modules.front().class_name = cfg.tree.class_name();
       std::optional<DType> stored;
       if (auto td = m.config.string_opt({"torch_dtype"})) stored = dtype_from_name(*td);

@@ -123,6 +123,26 @@ TEST_CASE("keep_fp32: a GLM-4.5 MoE checkpoint stores the bias in bf16, the load
   CHECK(s.bytes == 16 * 2);
 }
 
+TEST_CASE("keep_fp32: the exact path (a checkpoint's headers) loads the kept tensors as the config's class does") {
+  // The GLM-4.5 MoE layout above, its checkpoint in bf16 (the router biases too): the bfloat16
+  // row is the stored bytes plus 2 more per bias value (3 routers × 16); no rotary buffer is stored.
+  const char* config = R"({
+    "architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "vocab_size": 1024,
+    "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 128,
+    "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+    "n_routed_experts": 16, "n_shared_experts": 1, "num_experts_per_tok": 2,
+    "first_k_dense_replace": 1, "torch_dtype": "bfloat16"})";
+  EstimateRequest req;
+  req.config_text = config;
+  for (const auto& t : stored_form(test::model_of(config)).tensors)
+    req.checkpoint.push_back({t.name, t.dtype, t.shape, "model.safetensors"});
+  req.dtypes = {"bfloat16"};
+  const Result<Report> r = estimate(req);
+  REQUIRE_MESSAGE(r.ok(), r.error().message());
+  CHECK(r->source == "checkpoint");
+  CHECK(r->rows.at(0).total_bytes == r->stored_bytes + 3.0 * 16 * 2);
+}
+
 TEST_CASE("keep_fp32: ERNIE-4.5 MoE's router and moe_statics (strict list)") {
   // ERNIE-4.5-21B-A3B's layout, shortened: 3 layers, moe_layer_start_index 1 → layers 1 and 2
   // MoE, 8 experts, hidden 256.

@@ -33,6 +33,10 @@ std::size_t keep_in_fp32(TensorTree& tree, const std::vector<std::string>& entri
 // they stay float32 in half-precision loads (kHalfLoads; not stored: non-persistent).
 void keep_rotary_fp32(TensorTree& tree);
 
+// memfit's exact path: the checkpoint's tree says how each tensor is stored, the config's model
+// class how it loads — `checkpoint_tree` takes `config_tree`'s keep_fp32 rules by tensor name.
+void adopt_keep_fp32(TensorTree& checkpoint_tree, const TensorTree& config_tree);
+
 // Whether a load at `load` keeps a tensor with `rule` in float32.
 bool kept_in_fp32(KeepFp32 rule, DType load);
 
