@@ -103,7 +103,8 @@ TensorTree build(const BuildRequest& r, const Variant& v) {
     gated_mlp(b, "mlp", s.prefix + "MLP", d.hidden, d.inter, false, d.act);
   };
   TensorTree tree = build_decoder(r, r.class_name, s, d, mlp, attention);
-  // DeepSeek's own checkpoint stores the router bias in float32 (Gate.bias); GLM's in bf16.
+  // DeepSeek's own checkpoint stores the router bias in float32 (Gate.bias); GLM's are taken to
+  // store it at their torch_dtype (no GLM tensor listing with dtypes says otherwise).
   keep_score_bias_fp32(tree, /*stored_fp32=*/std::string_view(v.prefix) == "DeepseekV32");
   if (v.indexer.heads > 0) keep_in_fp32(tree, {"indexer.weights_proj"}, KeepFp32::kFloat16Loads);
   if (r.dims && *r.dims) {
