@@ -75,6 +75,9 @@ struct RowSizer {
   int bits[2] = {0, 0};
 
   ModuleSizes operator()(const SizeOptions& opt) {
+    // Tensors kept in float32 are not linear in b (float16 and bfloat16 differ for
+    // _keep_in_fp32_modules): such a tree is sized row by row.
+    if (has_kept_fp32()) return compute_module_sizes(tree, opt, order);
     const int b = dtype_bits(*opt.dtype);
     if (b == bits[0]) return sized[0];
     if (b == bits[1]) return sized[1];
@@ -96,6 +99,13 @@ struct RowSizer {
     }
     return s;
   }
+  bool has_kept_fp32() {
+    if (kept_known < 0)
+      kept_known = std::any_of(tree.tensors.begin(), tree.tensors.end(),
+                               [](const TensorInfo& t) { return t.keep_fp32 != KeepFp32::kNo; });
+    return kept_known == 1;
+  }
+  int kept_known = -1;  // -1: not looked yet
   // x: the wider sizing, becoming width b; narrow: the narrower one.
   void derive(std::vector<Bits>& x, const std::vector<Bits>& narrow, int b) const {
     const auto step = static_cast<Bits>(bits[0] - bits[1]), drop = static_cast<Bits>(bits[0] - b);
@@ -113,6 +123,7 @@ void memfit_rows(const TensorTree& tree, const std::vector<int>& order,
     opt.bool_as_bit = false;
     opt.dtype = row_dtype(d);
     opt.cast_floats = true;
+    opt.keep_fp32 = true;
     const ModuleSizes sizes = row_sizes(opt);
     const LargestLayer largest = largest_layer(tree, sizes, LayerRule::kComplete);
     ReportRow row;

@@ -12,6 +12,20 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t pad_to(std::int64_t a, std::int64_t p) { return ceil_div(a, p) * p; }
 
+// The DSA indexer's own key cache, per token of a layer that runs its own indexer, beside the
+// attention's cache. vLLM (DeepseekV32IndexerCache): the key in naive FP8, 1 byte per value plus
+// a 4-byte scale per 128 values (uint8, whatever --kv-dtype). llama.cpp (llama_kv_cache_dsa's
+// indexer cache, kv_lid: a second llama_kv_cache with one key head of indexer_head_size at the K
+// cache's type; the model is MLA, so no V). transformers (GlmMoeDsaIndexer, which DeepSeek-V3.2
+// reuses: `_cached_keys` [batch, tokens, index_head_dim], the activations' dtype, concatenated
+// token by token).
+double indexer_bytes_per_token(std::int64_t index_head_dim, Engine engine, double element_bytes) {
+  if (index_head_dim <= 0) return 0;
+  const double d = static_cast<double>(index_head_dim);
+  if (engine == Engine::kVllm) return d + static_cast<double>(index_head_dim / 128 * 4);
+  return d * element_bytes;
+}
+
 }  // namespace
 
 double kv_element_bytes(KvDtype dtype, Engine engine) {
@@ -82,14 +96,9 @@ KvCache kv_cache(const AttentionLayout& layout, const KvOptions& o) {
   const double b = kv_element_bytes(o.dtype, o.engine);
   const bool latent = layout.mla && o.engine != Engine::kTransformers;
   auto per_token = [&](const AttentionLayer& l) -> double {
-    // vLLM's DeepseekV32IndexerCache: the indexer's key in naive FP8, 1 byte per value plus a
-    // 4-byte scale per 128 values, beside the latent (uint8, whatever --kv-dtype). The other
-    // engines' indexer caches are not modelled.
-    const double indexer = o.engine == Engine::kVllm && l.index_head_dim > 0
-                               ? static_cast<double>(l.index_head_dim + l.index_head_dim / 128 * 4)
-                               : 0.0;
+    const double indexer = indexer_bytes_per_token(l.index_head_dim, o.engine, b);
     if (latent && l.kind == AttentionKind::kMla) return static_cast<double>(layout.mla_latent) * b + indexer;
-    return static_cast<double>(l.kv_heads) * static_cast<double>(l.k_head_dim + l.v_head_dim) * b;
+    return static_cast<double>(l.kv_heads) * static_cast<double>(l.k_head_dim + l.v_head_dim) * b + indexer;
   };
   // Tokens one sequence holds in a layer, by engine.
   const std::int64_t C = o.context;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "memfit/error.h"
+#include "memfit/model/keep_fp32.h"
 
 namespace memfit {
 
@@ -21,7 +22,10 @@ Bits tensor_bits(const TensorInfo& t, const SizeOptions& opt) {
   if (special != opt.special_dtypes.end()) {
     bits = opt.bool_as_bit ? accounting_bits(special->second) : dtype_bits(special->second);
   } else if (opt.dtype && is_floating(t.dtype)) {
-    bits = opt.cast_floats ? dtype_bits(*opt.dtype) : std::min(bits, dtype_bits(*opt.dtype));
+    if (opt.keep_fp32 && kept_in_fp32(t.keep_fp32, *opt.dtype))
+      bits = dtype_bits(DType::kF32);
+    else
+      bits = opt.cast_floats ? dtype_bits(*opt.dtype) : std::min(bits, dtype_bits(*opt.dtype));
   }
   Bits out = 0;
   if (__builtin_mul_overflow(t.numel, static_cast<Bits>(bits), &out))

@@ -53,6 +53,17 @@ bool skipped(const std::string& module_name, const QuantScheme& s) {
   return false;
 }
 
+// transformers' bitsandbytes, fine-grained FP8 and MXFP4 quantizers add the class's
+// _keep_in_fp32_modules (not the strict list) to modules_to_not_convert
+// (HfQuantizer.get_modules_to_not_convert(model, skip_modules, keep_in_fp32_modules)), so such a
+// Linear stays a float Linear in the checkpoint: DeepSeek-V3.2's indexer.weights_proj has no
+// weight_scale_inv.
+bool left_unconverted(const TensorInfo& weight, const QuantScheme& s) {
+  const bool uses_keep_list = s.method == QuantMethod::kBnb4 || s.method == QuantMethod::kBnb8 ||
+                              s.method == QuantMethod::kFp8 || s.method == QuantMethod::kMxfp4;
+  return uses_keep_list && weight.keep_fp32 == KeepFp32::kFloat16Loads;
+}
+
 std::uint64_t dims_bytes(const std::int64_t* dims, int rank, DType dtype) {
   std::uint64_t n = 1;
   for (int i = 0; i < rank; ++i) n *= static_cast<std::uint64_t>(dims[i]);
@@ -130,7 +141,8 @@ std::vector<QuantizedTensor> quantized_tensors(const TensorTree& tree, std::int6
                                                const QuantScheme& s) {
   std::vector<QuantizedTensor> out;
   for (const auto& l : linear_layers(tree, vocab))
-    if (is_quantized_by(l, tree.modules[static_cast<std::size_t>(l.module)].name, s))
+    if (is_quantized_by(l, tree.modules[static_cast<std::size_t>(l.module)].name, s) &&
+        !left_unconverted(tree.tensors[static_cast<std::size_t>(l.weight)], s))
       out.push_back({l.weight, l.in, l.out, 0});
   if (s.method == QuantMethod::kMxfp4) {
     // Mxfp4GptOssExperts: gate_up_proj / down_proj [E, in, out] become blocks + scales; the
@@ -220,6 +232,7 @@ WeightBytes weight_bytes(const TensorTree& tree, std::int64_t vocab, DType compu
   opt.bool_as_bit = false;
   opt.dtype = compute;
   opt.cast_floats = true;
+  opt.keep_fp32 = true;
   std::vector<QuantizedTensor> quantized;
   std::vector<const QuantizedTensor*> quantized_of(tree.tensors.size(), nullptr);  // by tensor
   if (scheme) {

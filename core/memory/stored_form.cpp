@@ -69,7 +69,9 @@ std::vector<StoredTensor> stored_form(const TensorTree& tree, DType dtype,
       for (const auto& p : layout) out.push_back({p.name(t.name), p.dtype, p.shape(), p.bytes(), index});
       continue;
     }
-    const DType d = is_floating(t.dtype) ? dtype : t.dtype;
+    // A tensor kept in float32 on load is stored at the checkpoint's dtype unless its writer
+    // stores it in float32 (TensorInfo::stored_fp32).
+    const DType d = !is_floating(t.dtype) ? t.dtype : t.stored_fp32 ? DType::kF32 : dtype;
     out.push_back({t.name, d, t.shape, stored_bytes(t.shape, d), index});
   }
   return out;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "memfit/model/arch.h"
+#include "memfit/model/keep_fp32.h"
 #include "memfit/model/model_class.h"
 #include "memfit/option_error.h"
 
@@ -67,6 +68,7 @@ void build_from_config(const EstimateRequest& req, Model& m, std::optional<Model
   m.model_type = key;
   const std::string cls = select_class(*family, m.config, req.mode, req.class_override, &m.notes);
   m.tree = family->build(BuildRequest{m.config, cls, req.name, dims});
+  keep_rotary_fp32(m.tree);
   m.parameters = m.tree.parameter_count();
   if (form == TreeForm::kNamed) m.tree = expand(std::move(m.tree));
 }
@@ -88,6 +90,7 @@ void build_from_checkpoint(Model& m, std::optional<ModelDims>* dims) {
       m.model_type = cfg.model_type;
       m.notes = cfg.notes;
       adopt_classes(tree, cfg.tree);
+      adopt_keep_fp32(tree, cfg.tree);
       tree.modules.front().class_name = cfg.tree.class_name();
       std::optional<DType> stored;
       if (auto td = m.config.string_opt({"torch_dtype"})) stored = dtype_from_name(*td);

@@ -159,18 +159,53 @@ Config text_config(const Config& config) {
   return config;
 }
 
-RopeDims read_rope(const Config& c, double theta_default, std::int64_t rotary_dims) {
+const Json* rope_parameters_of(const Config& c, std::string_view layer_type) {
+  const auto it = c.json().find("rope_parameters");
+  if (it == c.json().end() || !it->is_object()) return nullptr;
+  const auto types = c.json().find("layer_types");
+  const bool listed = types != c.json().end() && types->is_array();
+  bool keyed_by_type = !it->empty();
+  for (auto e = it->begin(); e != it->end() && keyed_by_type; ++e) {
+    if (listed) {
+      keyed_by_type = std::find(types->begin(), types->end(), Json(e.key())) != types->end();
+    } else {
+      const std::string_view k = e.key();
+      const std::string_view suffix = "_attention";
+      keyed_by_type = e->is_object() && k.size() > suffix.size() &&
+                      k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0;
+    }
+  }
+  if (!keyed_by_type) return &*it;
+  const auto per = it->find(std::string(layer_type));
+  return per != it->end() && per->is_object() ? &*per : nullptr;
+}
+
+RopeDims read_rope(const Config& c, double theta_default, std::int64_t rotary_dims,
+                   std::string_view layer_type) {
   RopeDims r;
   r.theta = number_if(c, {"rope_theta"}, theta_default);
   r.rotary_dims = rotary_dims;
+  const Json* p = nullptr;
   if (auto it = c.json().find("rope_scaling"); it != c.json().end() && it->is_object()) {
+    p = &*it;
+    r.scaled = true;  // a legacy rope_scaling with no type still scales (linear, as 4.x did)
+  } else {
+    p = rope_parameters_of(c, layer_type);
+  }
+  if (!p) return r;
+  if (auto t = p->find("rope_theta"); t != p->end() && t->is_number()) r.theta = t->get<double>();
+  for (const char* k : {"rope_type", "type"})
+    if (auto t = p->find(k); t != p->end() && t->is_string()) {
+      r.scaling_type = t->get<std::string>();
+      break;
+    }
+  if (auto f = p->find("factor"); f != p->end() && f->is_number()) r.factor = f->get<double>();
+  if (r.scaling_type == "default" || r.scaling_type == "mrope") {
+    r.scaled = false;
+    r.scaling_type.clear();
+    r.factor = 1;
+  } else if (!r.scaling_type.empty()) {
     r.scaled = true;
-    for (const char* k : {"type", "rope_type"})
-      if (auto t = it->find(k); t != it->end() && t->is_string()) {
-        r.scaling_type = t->get<std::string>();
-        break;
-      }
-    if (auto f = it->find("factor"); f != it->end() && f->is_number()) r.factor = f->get<double>();
   }
   return r;
 }

@@ -49,8 +49,9 @@ TEST_CASE("Llama-3-8B at 8k × 4: every part, and the total is their sum") {
   const InferenceEstimate& i = r.inference;
   CHECK(i.dtype == "bfloat16");  // config torch_dtype
   CHECK(i.kv_dtype == "bfloat16");
-  // 8,030,261,248 parameters × 2 bytes + the rotary inv_freq buffer (64 values × 2).
-  CHECK(i.weights_bytes == 8030261248.0 * 2 + 128);
+  // 8,030,261,248 parameters × 2 bytes + the rotary inv_freq buffer (64 values, float32 in any
+  // load: memfit/model/keep_fp32.h).
+  CHECK(i.weights_bytes == 8030261248.0 * 2 + 64 * 4);
   CHECK(i.kv.total() == 4294967296.0);  // 4 × 8,192 × 131,072
   CHECK(i.overhead_bytes == 500.0 * 1024 * 1024);
   // transformers prefill: 32,768 tokens; MLP intermediate 32,768 × 14,336 × 2 bytes × 3 (gate, up,
@@ -295,9 +296,9 @@ TEST_CASE("--engine llama.cpp --dtype int4 means GGUF q4_0 (18 bytes per 32 valu
   o.dtype = parse_weight_dtype("int4", "dtype");
   const RunReport r = run(request_of("meta-llama--Meta-Llama-3-8B"), o);
   CHECK(r.quantization == "gguf q4_0");
-  // All 2-D weights at 4.5 bits, the 65 norm vectors (4096 each) and inv_freq at bf16:
-  // (8,030,261,248 − 65 × 4096) × 18/32 + (65 × 4096 + 64) × 2.
-  CHECK(r.inference.weights_bytes == (8030261248.0 - 65 * 4096) * 18 / 32 + (65.0 * 4096 + 64) * 2);
+  // All 2-D weights at 4.5 bits, the 65 norm vectors (4096 each) at bf16, inv_freq in float32:
+  // (8,030,261,248 − 65 × 4096) × 18/32 + 65 × 4096 × 2 + 64 × 4.
+  CHECK(r.inference.weights_bytes == (8030261248.0 - 65 * 4096) * 18 / 32 + 65.0 * 4096 * 2 + 64 * 4);
 }
 
 TEST_CASE("api::inference: messages name the request's options, never a CLI flag") {

@@ -103,9 +103,9 @@ TEST_CASE("a whole model: only the blocks' linear layers are quantized") {
   // 86 × 4096 × 2 + 11008 × 4 = 22,544,384 + 176,128 + 704,512 + 44,032 = 23,469,056.
   const double per_layer = 4 * 8732672.0 + 2 * 23441408.0 + 23469056.0;
   CHECK(w.quantized_bytes == 32 * per_layer);
-  // Everything else stays fp16: embeddings and lm_head 2 × 32000 × 4096, norms 65 × 4096, and
-  // the model-level rotary inv_freq buffer (head_dim / 2 = 64 values).
-  CHECK(w.bytes == w.quantized_bytes + 2.0 * (2 * 32000 * 4096 + 65 * 4096 + 64));
+  // Everything else stays fp16: embeddings and lm_head 2 × 32000 × 4096, norms 65 × 4096; the
+  // model-level rotary inv_freq buffer (head_dim / 2 = 64 values) stays float32.
+  CHECK(w.bytes == w.quantized_bytes + 2.0 * (2 * 32000 * 4096 + 65 * 4096) + 4.0 * 64);
 }
 
 TEST_CASE("unknown quant_method is an error that says what to do") {

@@ -63,27 +63,27 @@ std::int64_t num_labels(const Config& c) {
 
 namespace memfit::arch {
 
-double rope_number(const Config& c, const char* key, double fallback) {
-  if (auto it = c.json().find("rope_parameters"); it != c.json().end() && it->is_object())
-    if (auto v = it->find(key); v != it->end() && v->is_number()) return v->get<double>();
-  return c.number_or({key}, fallback);
+std::string rope_scaling_type(const Config& c) {
+  // transformers 5 reads `rope_scaling` as an alias of `rope_parameters`, whose rope_type
+  // "default" is no scaling class.
+  auto it = c.json().find("rope_scaling");
+  if (it == c.json().end() || it->is_null()) {
+    const Json* p = rope_parameters_of(c, "full_attention");
+    if (!p) return {};
+    for (const char* k : {"rope_type", "type"})
+      if (auto t = p->find(k); t != p->end() && t->is_string())
+        return t->get<std::string>() == "default" ? std::string() : t->get<std::string>();
+    return {};
+  }
+  auto rs = c.sub("rope_scaling");
+  if (!rs) return {};
+  return rs->string_or({"type", "rope_type"}, "");
 }
 
-RopeDims read_rope_any(const Config& c, double theta_default, std::int64_t rotary_dims) {
-  RopeDims r = read_rope(c, theta_default, rotary_dims);
-  if (auto it = c.json().find("rope_parameters"); it != c.json().end() && it->is_object()) {
-    r.theta = rope_number(c, "rope_theta", r.theta);
-    if (auto t = it->find("rope_type"); t != it->end() && t->is_string()) r.scaling_type = t->get<std::string>();
-    if (auto f = it->find("factor"); f != it->end() && f->is_number()) r.factor = f->get<double>();
-  }
-  if (r.scaling_type == "default" || r.scaling_type == "mrope") {
-    r.scaled = false;
-    r.scaling_type.clear();
-    r.factor = 1;
-  } else if (!r.scaling_type.empty()) {
-    r.scaled = true;
-  }
-  return r;
+double rope_number(const Config& c, const char* key, double fallback) {
+  if (const Json* p = rope_parameters_of(c, "full_attention"))
+    if (auto v = p->find(key); v != p->end() && v->is_number()) return v->get<double>();
+  return c.number_or({key}, fallback);
 }
 
 std::optional<std::vector<std::string>> layer_types(const Config& c, std::int64_t layers) {

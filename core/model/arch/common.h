@@ -57,11 +57,13 @@ namespace memfit::arch {
 
 // transformers 5 moves rope_theta, rope_type and partial_rotary_factor into `rope_parameters`
 // (configs saved by 4.x keep them at the top level, with `rope_scaling`): the key from
-// `rope_parameters` when it is there, else from the top level, else `fallback`.
+// `rope_parameters` (its full_attention entry when keyed by layer type: rope_parameters_of) when
+// it is there, else from the top level, else `fallback`. RoPE itself: model_dims.h's read_rope,
+// which reads both layouts.
 double rope_number(const Config& c, const char* key, double fallback);
-// RoPE as model_dims.h's read_rope, from either layout; a rope_type of "default" (or
-// transformers' "mrope", which it turns into "default") is no scaling.
-RopeDims read_rope_any(const Config& c, double theta_default, std::int64_t rotary_dims);
+// rope_scaling's "type" (or "rope_type"), else transformers 5's rope_parameters' rope_type
+// ("default" giving ""); "" when neither says.
+std::string rope_scaling_type(const Config& c);
 
 // `layer_types`, checked to hold one entry per layer (kInvalidValue naming both keys); nullopt
 // when the config has none.

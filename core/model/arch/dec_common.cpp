@@ -16,9 +16,7 @@ std::int64_t rotary_dims(const Config& c, std::int64_t head_dim, double factor,
 }
 
 std::string rotary_class(const Config& c, std::string_view prefix) {
-  std::string type;
-  if (auto scaling = c.sub("rope_scaling"))
-    type = scaling->string_or({"type", "rope_type"}, "");
+  const std::string type = rope_scaling_type(c);
   if (type == "linear") return fmt::format("{}LinearScalingRotaryEmbedding", prefix);
   if (type == "dynamic") return fmt::format("{}DynamicNTKScalingRotaryEmbedding", prefix);
   return fmt::format("{}RotaryEmbedding", prefix);

@@ -122,6 +122,10 @@ TensorTree build(const BuildRequest& r) {
     gated_mlp(b, "mlp", prefix + "MLP", d.hidden, d.inter, false, d.act);
   };
   TensorTree tree = build_decoder(r, class_name, s, d, mlp, attention);
+  // V3's router bias: float32 in DeepSeek's checkpoint, and kept so by transformers' own
+  // DeepseekV3 classes in a half-precision load (the remote code has no keep list and would
+  // load it at the requested dtype; memfit sizes the load without trust_remote_code).
+  if (v == Version::kV3) keep_score_bias_fp32(tree, /*stored_fp32=*/true);
   if (r.dims && *r.dims) {
     ModelDims& dims = **r.dims;
     // The activation formulas' head width stays transformers' hidden ÷ heads (MLA's own K and V

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "memfit/model/keep_fp32.h"
+
 namespace memfit::arch {
 
 MlaDims read_mla(const Config& c, const MlaDims& def) {
@@ -62,6 +64,10 @@ void deepseek_moe(TreeBuilder& b, const DeepseekMoeSpec& m, std::int64_t hidden,
   }
   if (m.shared > 0)
     gated_mlp(b, "shared_experts", m.prefix + "MLP", hidden, m.width * m.shared, false, act);
+}
+
+void keep_score_bias_fp32(TensorTree& tree, bool stored_fp32) {
+  keep_in_fp32(tree, {"e_score_correction_bias"}, KeepFp32::kHalfLoads, stored_fp32);
 }
 
 void set_mla(ModelDims& dims, const MlaDims& m) {

@@ -49,6 +49,12 @@ struct DeepseekMoeSpec {
 void deepseek_moe(TreeBuilder& b, const DeepseekMoeSpec& m, std::int64_t hidden,
                   std::string_view act);
 
+// transformers' DeepseekV3PreTrainedModel (and the classes that inherit it: Glm4Moe, Glm4MoeLite,
+// GlmMoeDsa, DeepseekV32) lists `_keep_in_fp32_modules_strict = ["e_score_correction_bias"]`.
+// `stored_fp32`: DeepSeek's own checkpoints hold it in float32 (DeepSeek-V3 inference/model.py,
+// Gate: `bias = nn.Parameter(torch.empty(n_routed_experts, dtype=torch.float32))`).
+void keep_score_bias_fp32(TensorTree& tree, bool stored_fp32);
+
 // Every layer's attention becomes MLA with these ranks (K: nope+rope wide, V: v_head_dim).
 void set_mla(ModelDims& dims, const MlaDims& m);
 

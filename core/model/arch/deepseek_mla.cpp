@@ -13,14 +13,18 @@
 // {weight, e_score_correction_bias (a float32 buffer)}, shared_experts — else
 // <P>MLP(intermediate_size). GLM-5's indexer_types may mark a layer "shared": it then reuses the
 // previous layer's top-k and has no indexer of its own (default: every layer "full").
-// Kept in float32 by transformers (_keep_in_fp32_modules): indexer.weights_proj and
-// e_score_correction_bias.
+// Kept in float32 by transformers: e_score_correction_bias (`_keep_in_fp32_modules_strict`, from
+// DeepseekV3PreTrainedModel, which all three inherit) and, for the DSA models
+// (DeepseekV32PreTrainedModel, GlmMoeDsaPreTrainedModel), `_keep_in_fp32_modules =
+// ["indexer.weights_proj"]` (float16 loads only; the FP8 quantizer leaves it a plain Linear: the
+// checkpoints store it in bf16 with no weight_scale_inv).
 // Not loaded: the multi-token-prediction layer stored after the last one (model.layers.47.* for
 // GLM-4.7-Flash, .61.* for V3.2, .78.* for GLM-5: _keys_to_ignore_on_load_unexpected).
 #include <fmt/format.h>
 
 #include "deepseek_layers.h"
 #include "families.h"
+#include "memfit/model/keep_fp32.h"
 
 namespace memfit::arch {
 namespace {
@@ -99,6 +103,10 @@ TensorTree build(const BuildRequest& r, const Variant& v) {
     gated_mlp(b, "mlp", s.prefix + "MLP", d.hidden, d.inter, false, d.act);
   };
   TensorTree tree = build_decoder(r, r.class_name, s, d, mlp, attention);
+  // DeepSeek's own checkpoint stores the router bias in float32 (Gate.bias); GLM's are taken to
+  // store it at their torch_dtype (no GLM tensor listing with dtypes says otherwise).
+  keep_score_bias_fp32(tree, /*stored_fp32=*/std::string_view(v.prefix) == "DeepseekV32");
+  if (v.indexer.heads > 0) keep_in_fp32(tree, {"indexer.weights_proj"}, KeepFp32::kFloat16Loads);
   if (r.dims && *r.dims) {
     ModelDims& dims = **r.dims;
     dims.head_dim = d.hidden / d.heads;  // the activation formulas' width, as for DeepSeek-V3

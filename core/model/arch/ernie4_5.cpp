@@ -12,10 +12,13 @@
 // when moe_num_shared_experts > 0, shared_experts = Ernie4_5_MoeMLP(moe_intermediate_size *
 // moe_num_shared_experts). The MoE lm_head takes use_bias. Current transformers moves gate and
 // moe_statics into a router and fuses the experts on load; the names here are the checkpoints'.
+// Ernie4_5_MoePreTrainedModel: `_keep_in_fp32_modules_strict = ["gate", "moe_statics"]` (main:
+// ["gate.weight", "moe_statics"]): the router and its bias stay float32 in half-precision loads.
 // Not loaded: the checkpoints' multi-token-prediction weights ("mtp*": _keys_to_ignore_on_load_
 // unexpected).
 #include "families.h"
 #include "llama_like.h"
+#include "memfit/model/keep_fp32.h"
 
 namespace memfit::arch {
 namespace {
@@ -74,6 +77,7 @@ TensorTree build_moe(const BuildRequest& r) {
     gated_experts(b, "Ernie4_5_MoeMLP", experts, d.hidden, width, bias, d.act);
     if (shared > 0) gated_mlp(b, "shared_experts", "Ernie4_5_MoeMLP", d.hidden, width * shared, bias, d.act);
   });
+  keep_in_fp32(tree, {"gate", "moe_statics"}, KeepFp32::kHalfLoads);
   if (r.dims && *r.dims)
     set_moe(**r.dims, {experts, c.count_or({"moe_k"}, 6), shared, width, shared * width}, true, sparse);
   return tree;

@@ -1,4 +1,4 @@
-// Gemma 4 with vision (transformers models/gemma4/modeling_gemma4.py and
+// Gemma 4 with vision and audio (transformers models/gemma4/modeling_gemma4.py and
 // configuration_gemma4.py, transformers 5.5 / main): Gemma4ForConditionalGeneration, Gemma4Model
 // (model_type gemma4), and its tower Gemma4VisionModel (gemma4_vision).
 //
@@ -16,27 +16,19 @@
 // q_norm, k_norm, weightless v_norm}, mlp {gate/up/down clippable, act_fn}, the four Gemma
 // norms}}, pooler (no tensors), std_bias / std_scale buffers when standardize.
 //
-// The audio tower (Gemma 4 E2B / E4B) is not described yet: such configs are refused, naming
-// audio_config, rather than counted without it.
+// The audio tower (Gemma 4 E2B / E4B, `audio_config`): gemma4_audio.h's Gemma4AudioModel, and
+// embed_audio projecting its output_proj_dims to the text hidden size.
 #include <fmt/format.h>
 
 #include "composite.h"
 #include "families.h"
+#include "gemma4_audio.h"
 
 namespace memfit::arch {
 namespace {
 
-void norm(TreeBuilder& b, std::string_view name, std::int64_t dim) {
-  nn::rms_norm(b, name, dim, "Gemma4RMSNorm");
-}
-
-void clippable(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t out, bool clipped) {
-  auto m = b.module(name, "Gemma4ClippableLinear");
-  nn::linear(b, "linear", in, out, false);
-  if (clipped)
-    for (const char* k : {"input_min", "input_max", "output_min", "output_max"})
-      b.buffer(k, {}, DType::kF32, true);
-}
+using gemma4::clippable;
+using gemma4::norm;
 
 // Gemma4VisionConfig defaults: hidden_size=768, intermediate_size=3072, 16 layers, 12 heads,
 // 12 KV heads, head_dim=64, patch_size=16, position_embedding_size=10240.
@@ -100,19 +92,20 @@ TensorTree vision_tower(const Config& c) {
 void base_model(TreeBuilder& b, const BuildRequest& r, const Config& text, std::vector<std::string>& no_split) {
   const Config& c = r.config;
   const std::optional<Config> vision = c.sub("vision_config");
-  if (c.sub("audio_config"))
-    throw Error(ErrorCode::kUnknownModelType,
-                fmt::format("{}: 'audio_config' is set: model_type 'gemma4_audio' (Gemma4AudioModel, "
-                            "the audio tower) is not supported yet, so its weights cannot be counted",
-                            c.where()));
+  const std::optional<Config> audio = c.sub("audio_config");
   const TensorTree lm = language_model(text, "gemma4_text", "AutoModel", r.model_name, r.dims);
   if (vision) graft(b, "vision_tower", vision_tower(*vision), no_split);
   graft(b, "language_model", lm, no_split);
-  if (vision) {
-    auto e = b.module("embed_vision", "Gemma4MultimodalEmbedder");
-    nn::linear(b, "embedding_projection", part_hidden(*vision, 768), part_hidden(text, 2304), false);
+  if (audio) graft(b, "audio_tower", gemma4::audio_tower(*audio), no_split);
+  // Gemma4MultimodalEmbedder: embedding_projection [text hidden, the tower's output_proj_dims
+  // (audio) or hidden_size (vision)] and a weightless pre-projection norm.
+  const auto embedder = [&](const char* name, std::int64_t tower_width) {
+    auto e = b.module(name, "Gemma4MultimodalEmbedder");
+    nn::linear(b, "embedding_projection", tower_width, part_hidden(text, 2304), false);
     b.stateless("embedding_pre_projection_norm", "Gemma4RMSNorm");
-  }
+  };
+  if (vision) embedder("embed_vision", part_hidden(*vision, 768));
+  if (audio) embedder("embed_audio", gemma4::audio_output_dims(*audio));
 }
 
 TensorTree build(const BuildRequest& r) {

@@ -70,6 +70,8 @@ TensorTree build_glm4_moe(const BuildRequest& r) {
     if (sparse[static_cast<std::size_t>(layer)]) return deepseek_moe(b, moe, d.hidden, d.act);
     gated_mlp(b, "mlp", "Glm4MoeMLP", d.hidden, d.inter, false, d.act);
   });
+  // Glm4MoePreTrainedModel inherits DeepseekV3PreTrainedModel's strict keep list.
+  keep_score_bias_fp32(tree, /*stored_fp32=*/false);
   if (r.dims && *r.dims)
     set_moe(**r.dims, {moe.routed, moe.active, moe.shared, moe.width, moe.shared * moe.width}, true, sparse);
   return tree;

@@ -34,7 +34,8 @@ NeoxDims read_dims(const Config& c) {
   require_divisible(c, d.hidden, "hidden_size", d.heads, "num_attention_heads");
   // Current transformers renamed rotary_pct to partial_rotary_factor.
   d.rot_dim = dec::rotary_dims(c, d.hidden / d.heads,
-                               c.number_or({"rotary_pct", "partial_rotary_factor"}, 0.25),
+                               c.has("rotary_pct") ? c.number_or({"rotary_pct"}, 0.25)
+                                                   : rope_number(c, "partial_rotary_factor", 0.25),
                                "rotary_pct");
   d.attention_bias = c.flag_or({"attention_bias"}, true);
   d.parallel_residual = c.flag_or({"use_parallel_residual"}, true);

@@ -18,6 +18,8 @@
 //   gate_up_proj [E, H, 2I] ↔ gate_up_proj_blocks [E, 2I, H/32, 16] U8 + gate_up_proj_scales [E, 2I, H/32] U8
 //   down_proj    [E, I, H]  ↔ down_proj_blocks    [E, H, I/32, 16] U8 + down_proj_scales    [E, H, I/32] U8
 // the biases and everything else in bf16. Mapping that stored form is quant_config's business.
+// GptOssPreTrainedModel: `_keep_in_fp32_modules = ["post_attention_layernorm", "input_layernorm",
+// "norm"]` — the RMSNorm weights stay float32 in a float16 load (not in bfloat16).
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@
 
 #include "families.h"
 #include "llama_like.h"
+#include "memfit/model/keep_fp32.h"
 
 namespace memfit::arch {
 namespace {
@@ -75,7 +78,7 @@ std::vector<bool> sliding_layers(const Config& c, std::int64_t layers) {
 // The model's dims: every layer with sinks, the sliding ones windowed; the MoE a token goes
 // through. A bad layer_types only fails the consumer that needs the layers' kinds.
 ModelDims model_dims(const Config& c, const DecoderDims& d, std::int64_t experts) {
-  ModelDims m = uniform_decoder_dims(d, read_rope_any(c, 150000.0, d.current_rope_dim));
+  ModelDims m = uniform_decoder_dims(d, read_rope(c, 150000.0, d.current_rope_dim));
   for (auto& l : m.per_layer) l.sinks = true;
   try {
     const std::vector<bool> sliding = sliding_layers(c, d.layers);
@@ -110,6 +113,7 @@ TensorTree build(const BuildRequest& r) {
   TensorTree tree = build_decoder(
       tree_only, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) { moe(b, d, experts); },
       [&](TreeBuilder& b, std::int64_t) { attention(b, d); });
+  keep_in_fp32(tree, {"post_attention_layernorm", "input_layernorm", "norm"}, KeepFp32::kFloat16Loads);
   if (r.dims) *r.dims = model_dims(c, d, experts);
   return tree;
 }

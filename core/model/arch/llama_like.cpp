@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dec_common.h"
 #include "family_dims.h"
 
 namespace memfit::arch {
@@ -36,7 +37,7 @@ DecoderDims read_decoder_dims(const Config& c, const DecoderDefaults& def) {
   d.norm_eps = read_norm_eps(c, {"rms_norm_eps"}, 1e-6);
   d.rope_dim = d.head_dim;
   // Current transformers: dim = int(head_dim * partial_rotary_factor).
-  const double factor = c.number_or({"partial_rotary_factor"}, 1.0);
+  const double factor = rope_number(c, "partial_rotary_factor", 1.0);
   if (!(factor > 0.0 && factor <= 1.0))
     throw Error(ErrorCode::kInvalidValue,
                 fmt::format("{}: 'partial_rotary_factor' must be in (0, 1], got {}", c.where(),
@@ -45,19 +46,8 @@ DecoderDims read_decoder_dims(const Config& c, const DecoderDefaults& def) {
   return d;
 }
 
-std::string rope_scaling_type(const Config& c) {
-  auto it = c.json().find("rope_scaling");
-  if (it == c.json().end() || it->is_null()) return {};
-  auto rs = c.sub("rope_scaling");
-  if (!rs) return {};
-  return rs->string_or({"type", "rope_type"}, "");
-}
-
 std::string llama_rope_class(const Config& c, std::string_view prefix) {
-  const std::string type = rope_scaling_type(c);
-  if (type == "linear") return fmt::format("{}LinearScalingRotaryEmbedding", prefix);
-  if (type == "dynamic") return fmt::format("{}DynamicNTKScalingRotaryEmbedding", prefix);
-  return fmt::format("{}RotaryEmbedding", prefix);
+  return dec::rotary_class(c, prefix);
 }
 
 void decoder_norm(TreeBuilder& b, std::string_view name, const LlamaLikeSpec& s,

@@ -115,8 +115,6 @@ using LayerFn = FunctionRef<void(TreeBuilder& b, std::int64_t layer)>;
 // Biases, rope dims and head_dim can be adjusted by the family afterwards.
 DecoderDims read_decoder_dims(const Config& c, const DecoderDefaults& def);
 
-// rope_scaling's "type" (or "rope_type"); "" when rope_scaling is absent or null.
-std::string rope_scaling_type(const Config& c);
 // 4.40 Llama-style rotary class: <P>LinearScalingRotaryEmbedding for "linear",
 // <P>DynamicNTKScalingRotaryEmbedding for "dynamic", else <P>RotaryEmbedding.
 std::string llama_rope_class(const Config& c, std::string_view prefix);

@@ -23,6 +23,9 @@
 //                                  follow
 //       norm_f                     NemotronHRMSNorm [hidden]
 //     lm_head
+// The router's e_score_correction_bias stays float32 in half-precision loads: the remote code
+// creates it with dtype=torch.float32, and transformers' NemotronHPreTrainedModel lists it in
+// `_keep_in_fp32_modules_strict`.
 // The layer types: layers_block_type (or layer_types; the legacy names mamba / attention too),
 // else hybrid_override_pattern (M * - E), else NemotronHConfig's default; the number of layers is
 // the list's length (num_hidden_layers is deprecated there). The multi-token-prediction layers are
@@ -37,6 +40,7 @@
 #include <fmt/format.h>
 
 #include "families.h"
+#include "memfit/model/keep_fp32.h"
 #include "ssm_common.h"
 
 namespace memfit::arch {
@@ -198,6 +202,7 @@ TensorTree build(const BuildRequest& r) {
                          c.count_or({"n_shared_experts"}, 1), experts.width, experts.shared_width},
                         sparse);
   }
+  keep_in_fp32(tree, {"e_score_correction_bias"}, KeepFp32::kHalfLoads);
   return tree;
 }
 

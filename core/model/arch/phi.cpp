@@ -36,7 +36,7 @@ PhiDims read_dims(const Config& c) {
   d.positions = c.dim_or({"max_position_embeddings"}, 2048);
   require_divisible(c, d.hidden, "hidden_size", d.heads, "num_attention_heads");
   d.head_dim = d.hidden / d.heads;
-  d.rot_dim = dec::rotary_dims(c, d.head_dim, c.number_or({"partial_rotary_factor"}, 0.5),
+  d.rot_dim = dec::rotary_dims(c, d.head_dim, rope_number(c, "partial_rotary_factor", 0.5),
                                "partial_rotary_factor");
   d.qk_layernorm = c.flag_or({"qk_layernorm"}, false);
   d.tie = c.flag_or({"tie_word_embeddings"}, false);

@@ -63,7 +63,7 @@ TensorTree build(const BuildRequest& r, const Layout& l) {
     if (d.tie) nn::tied_linear(b, "lm_head", "model.embed_tokens.weight");
     else nn::linear(b, "lm_head", d.hidden, d.vocab, false);
   }
-  if (r.dims) *r.dims = decoder_model_dims(text, d, read_rope_any(text, 1000000.0, d.current_rope_dim));
+  if (r.dims) *r.dims = decoder_model_dims(text, d, read_rope(text, 1000000.0, d.current_rope_dim));
   return b.finish();
 }
 

@@ -98,7 +98,7 @@ void lm_head(TreeBuilder& b, const DecoderDims& d, const std::string& embed) {
 }
 
 ModelDims text_dims(const Config& c, const Text& t, const Variant& v) {
-  ModelDims m = hybrid::model_dims(t.d, read_rope_any(c, 10000.0, t.d.current_rope_dim), t.linear, t.la);
+  ModelDims m = hybrid::model_dims(t.d, read_rope(c, 10000.0, t.d.current_rope_dim), t.linear, t.la);
   if (v.moe) set_moe(m, {t.moe.experts, t.moe.top_k, 1, t.moe.moe_inter, t.moe.shared_inter}, false);
   return m;
 }

@@ -44,7 +44,7 @@ TensorTree build(const BuildRequest& r) {
         hybrid::token_mixer(b, s, d, la, hybrid::InProj::kFused, linear[static_cast<std::size_t>(layer)]);
       });
   if (r.dims) {
-    *r.dims = hybrid::model_dims(d, read_rope_any(c, 10000.0, d.current_rope_dim), linear, la);
+    *r.dims = hybrid::model_dims(d, read_rope(c, 10000.0, d.current_rope_dim), linear, la);
     set_moe(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 10), 1, moe_inter, shared_inter},
             true, sparse);
   }

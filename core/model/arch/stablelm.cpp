@@ -34,7 +34,7 @@ StableLmDims read_dims(const Config& c) {
   d.positions = c.dim_or({"max_position_embeddings"}, 4096);
   require_divisible(c, d.hidden, "hidden_size", d.heads, "num_attention_heads");
   d.head_dim = d.hidden / d.heads;
-  d.rot_dim = dec::rotary_dims(c, d.head_dim, c.number_or({"partial_rotary_factor"}, 0.25),
+  d.rot_dim = dec::rotary_dims(c, d.head_dim, rope_number(c, "partial_rotary_factor", 0.25),
                                "partial_rotary_factor");
   d.qkv_bias = c.flag_or({"use_qkv_bias"}, false);
   d.qk_layernorm = c.flag_or({"qk_layernorm"}, false);

@@ -7,11 +7,14 @@
 // Modules without tensors follow v4.40.0's modeling_t5.py (huggingface/transformers tag v4.40.0,
 // 745bbfe4), the same today: the dense layers' dropout and act, each T5Layer*'s dropout, each
 // T5Stack's dropout (T5Attention's dropout is a float).
+// T5PreTrainedModel: `_keep_in_fp32_modules = ["wo"]` — each feed-forward's output projection
+// stays float32 in a float16 load (and a bitsandbytes quantizer leaves it unconverted).
 #include <fmt/format.h>
 
 #include "common.h"
 #include "families.h"
 #include "family_dims.h"
+#include "memfit/model/keep_fp32.h"
 
 namespace memfit::arch {
 namespace {
@@ -153,7 +156,9 @@ ModelDims model_dims(const Config& c, const T5Dims& d) {
 }
 
 TensorTree build(const BuildRequest& r) {
-  return build_with_dims(r, read_dims(r.config), tree, model_dims);
+  TensorTree t = build_with_dims(r, read_dims(r.config), tree, model_dims);
+  keep_in_fp32(t, {"wo"}, KeepFp32::kFloat16Loads);
+  return t;
 }
 
 }  // namespace

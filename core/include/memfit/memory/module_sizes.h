@@ -31,6 +31,10 @@ struct SizeOptions {
   // With `dtype`: count floating tensors at exactly that dtype (a load with torch_dtype casts
   // both ways) instead of accelerate's min(). Used for checkpoints stored in half precision.
   bool cast_floats = false;
+  // With `dtype`: tensors transformers keeps in float32 in a load at that dtype (TensorInfo's
+  // keep_fp32) are counted at float32. memfit's own figures set it; accelerate's table does not
+  // (its estimate-memory builds an empty float32 model and knows no such rule).
+  bool keep_fp32 = false;
   // Per-tensor dtype overrides by full name (accelerate's special_dtypes): applied to any tensor.
   std::map<std::string, DType> special_dtypes;
 };

@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memfit/error.h"
@@ -150,9 +151,21 @@ Config text_config(const Config& config);
 // per-layer attention's errors go to attention_error.
 ModelDims read_model_dims(const Config& config);
 
-// RoPE from rope_theta (`theta_default` when absent) and rope_scaling; `rotary_dims` as the family
+// transformers 5's RoPE object for layers of `layer_type` (modeling_rope_utils
+// RotaryEmbeddingConfigMixin.standardize_rope_params): `rope_parameters[layer_type]` when the
+// object is keyed by layer types (every key one of the config's `layer_types`; without that list,
+// every key a "..._attention" object), else `rope_parameters` itself. nullptr when the config has
+// no such object, or it is keyed by types and names no `layer_type`.
+const Json* rope_parameters_of(const Config& c, std::string_view layer_type);
+
+// The RoPE of layers of `layer_type`, read as transformers does from either layout: a legacy
+// `rope_scaling` object (transformers 5's convert_rope_params_to_dict takes it over
+// `rope_parameters`), else rope_parameters_of(); rope_theta from that object, else the top level,
+// else `theta_default`; its rope_type (or "type") and factor. A rope_type of "default" (or
+// "mrope", which transformers turns into "default") is no scaling. `rotary_dims` as the family
 // computed it. Values of the wrong type are ignored, not errors: no tensor depends on them.
-RopeDims read_rope(const Config& c, double theta_default, std::int64_t rotary_dims);
+RopeDims read_rope(const Config& c, double theta_default, std::int64_t rotary_dims,
+                   std::string_view layer_type = "full_attention");
 // The first of `keys` that holds a number, else `fallback` (likewise never an error).
 double read_norm_eps(const Config& c, std::initializer_list<const char*> keys, double fallback);
 

@@ -27,6 +27,13 @@ enum class TensorKind : std::uint8_t { kParameter, kBuffer };
 // without tensors (a dropout 4.40 registered and current transformers does not) carry one too.
 enum class BufferEra : std::uint8_t { kAlways, kLegacyOnly, kCurrentOnly };
 
+// Which `from_pretrained(dtype=…)` loads keep a floating tensor in float32 whatever the requested
+// dtype (transformers' modeling_utils `_get_dtype_plan` / the 4.5x `keep_in_fp32_regex`):
+// kFloat16Loads for the class's `_keep_in_fp32_modules` (upcast only in a float16 load),
+// kHalfLoads for `_keep_in_fp32_modules_strict` and tensors the module creates with
+// dtype=torch.float32 (float16 and bfloat16 loads). memfit/model/keep_fp32.h applies the rules.
+enum class KeepFp32 : std::uint8_t { kNo, kFloat16Loads, kHalfLoads };
+
 struct TensorInfo {
   std::string name;        // full dotted name, e.g. "model.layers.0.self_attn.q_proj.weight"
   Shape shape;
@@ -37,6 +44,11 @@ struct TensorInfo {
   int tied_to = -1;        // index of the tensor this one aliases (counted once), or -1
   int module = 0;          // index of the owning module
   std::uint64_t numel = 0; // product of shape, checked for overflow when the tensor was added
+  KeepFp32 keep_fp32 = KeepFp32::kNo;  // loads that keep it float32 (sizes with load rules)
+  // The checkpoint stores it in float32 whatever its other floats (DeepSeek's Gate.bias): the
+  // stored form sizes it so. Otherwise a kept tensor is stored at the checkpoint's dtype and
+  // upcast on load, so the loaded and the stored sizes differ (docs/memory-model.md).
+  bool stored_fp32 = false;
 
   bool is_alias() const { return tied_to >= 0; }
 };
