@@ -222,6 +222,10 @@ TEST_CASE("ernie4_5_vl_moe: a small config counted by hand; moe_num_experts as a
   CHECK(m.parameters == 26664ULL + 2448ULL + 23104ULL);
   const Model listed = model_of(head + text + R"("moe_num_experts": [4, 4]}, )" + vision);
   CHECK(listed.parameters == m.parameters);
+  // The text config's tie_word_embeddings wins over the composite's (ERNIE-4.5-VL-424B: untied).
+  const Model untied = model_of(R"({"model_type": "ernie4_5_vl_moe", "tie_word_embeddings": true, )" + text +
+                                R"("moe_num_experts": 4, "tie_word_embeddings": false}, )" + vision);
+  CHECK(untied.parameters == m.parameters + 100 * 32);
   const std::string err = error_of(head + text + R"("moe_num_experts": [4, 8]}, )" + vision);
   CHECK(err.find("'moe_num_experts' = [4,8]") != std::string::npos);
   const std::string widths = error_of(head + R"("text_config": {"moe_intermediate_size": [16]}})");

@@ -126,7 +126,9 @@ TensorTree build(const BuildRequest& r) {
   const Config vision = vision::vision_config(top);
   // Ernie4_5_VLMoeTextConfig defaults.
   DecoderDims d = read_decoder_dims(text, {103424, 2560, 12288, 28, 20, 4, 131072, true});
-  d.tie = top.flag_or({"tie_word_embeddings"}, d.tie);
+  // The text config's tie_word_embeddings when it states one (the 424B model's is false), else
+  // the composite config's (default true).
+  if (!text.has("tie_word_embeddings")) d.tie = top.flag_or({"tie_word_embeddings"}, d.tie);
   const bool bias = text.flag_or({"use_bias"}, false);
   d.q_bias = d.k_bias = d.v_bias = d.o_bias = bias;
   const ErnieMoe m = read_moe(text);
