@@ -15,6 +15,7 @@ using namespace memfit;
 
 namespace {
 
+using test::build_error;
 using test::model_of;
 
 double billions(double n) { return n / 1e9; }
@@ -38,14 +39,6 @@ double parameters_under(const TensorTree& t, const std::string& prefix) {
     if (info.name.rfind(prefix, 0) == 0) n += static_cast<double>(info.numel);
   }
   return n;
-}
-
-std::string error_of(const std::string& config) {
-  EstimateRequest req;
-  req.config_text = config;
-  const Result<Model> r = build_model(req);
-  REQUIRE_FALSE(r.ok());
-  return r.error().message();
 }
 
 }  // namespace
@@ -226,8 +219,8 @@ TEST_CASE("ernie4_5_vl_moe: a small config counted by hand; moe_num_experts as a
   const Model untied = model_of(R"({"model_type": "ernie4_5_vl_moe", "tie_word_embeddings": true, )" + text +
                                 R"("moe_num_experts": 4, "tie_word_embeddings": false}, )" + vision);
   CHECK(untied.parameters == m.parameters + 100 * 32);
-  const std::string err = error_of(head + text + R"("moe_num_experts": [4, 8]}, )" + vision);
+  const std::string err = build_error(head + text + R"("moe_num_experts": [4, 8]}, )" + vision);
   CHECK(err.find("'moe_num_experts' = [4,8]") != std::string::npos);
-  const std::string widths = error_of(head + R"("text_config": {"moe_intermediate_size": [16]}})");
+  const std::string widths = build_error(head + R"("text_config": {"moe_intermediate_size": [16]}})");
   CHECK(widths.find("'moe_intermediate_size'") != std::string::npos);
 }
