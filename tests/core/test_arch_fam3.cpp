@@ -224,3 +224,53 @@ TEST_CASE("ernie4_5_vl_moe: a small config counted by hand; moe_num_experts as a
   const std::string widths = build_error(head + R"("text_config": {"moe_intermediate_size": [16]}})");
   CHECK(widths.find("'moe_intermediate_size'") != std::string::npos);
 }
+
+// openbmb/MiniCPM-V-2_6's config (Qwen2-7B's dimensions, SigLIP-400M at 980 px, 64 queries):
+// its card's "8B" ("built on SigLip-400M and Qwen2-7B with a total of 8B parameters").
+TEST_CASE("minicpmv: MiniCPM-V 2.6 gives the card's 8B; Qwen2 under llm, the navit tower under vpm, the resampler") {
+  const Model m = model_of(R"({"model_type": "minicpmv", "architectures": ["MiniCPMV"], "version": 2.6,
+      "auto_map": {"AutoConfig": "configuration_minicpm.MiniCPMVConfig",
+                   "AutoModel": "modeling_minicpmv.MiniCPMV",
+                   "AutoModelForCausalLM": "modeling_minicpmv.MiniCPMV"},
+      "vocab_size": 151666, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+      "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 32768,
+      "rope_theta": 1000000.0, "tie_word_embeddings": false, "query_num": 64,
+      "drop_vision_last_layer": false,
+      "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304,
+        "model_type": "siglip", "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14}})");
+  CHECK(m.class_name() == "MiniCPMV");
+  CHECK(std::round(billions(m.parameters)) == 8);
+  CHECK(shape_of(m.tree, "llm.model.layers.0.self_attn.q_proj.bias") == Shape{3584});  // Qwen2
+  CHECK(shape_of(m.tree, "llm.lm_head.weight") == Shape{151666, 3584});
+  CHECK(shape_of(m.tree, "vpm.embeddings.position_embedding.weight") == Shape{4900, 1152});
+  CHECK(m.tree.find_module("vpm.encoder.layers.26") >= 0);  // drop_vision_last_layer false
+  CHECK(shape_of(m.tree, "resampler.kv_proj.weight") == Shape{3584, 1152});
+  CHECK(shape_of(m.tree, "resampler.attn.in_proj_weight") == Shape{3 * 3584, 3584});
+  CHECK(shape_of(m.tree, "resampler.proj") == Shape{3584, 3584});
+  CHECK(dims(m).layers == 28);
+}
+
+// Counted by hand from the remote code's shapes. No `version` and hidden_size 64: 2.5, a Llama.
+// llm: embed_tokens and lm_head 100·64 each, a layer of q/k/v/o 64² and a 3·64·128 MLP and two
+// norms, the final norm — 53,952. vpm (the last of 3 layers dropped): patch_embedding 32·3·4·4 +
+// 32, position_embedding (16/4)²·32, 2 layers of k/v/q/out 32² + 32, fc1 32·48 + 48, fc2 48·32 + 32
+// and two LayerNorms, post_layernorm — 17,152. resampler: query 4·64, kv_proj 32·64, in_proj
+// 192·64 + 192, out_proj 64² + 64, three LayerNorms, proj 64² — 23,424.
+TEST_CASE("minicpmv: a 2.5 layout counted by hand; versions memfit does not describe are named") {
+  const std::string body = R"("model_type": "minicpmv", "architectures": ["MiniCPMV"],
+      "vocab_size": 100, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1,
+      "num_attention_heads": 4, "tie_word_embeddings": false, "query_num": 4,
+      "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_attention_heads": 2,
+        "num_hidden_layers": 3, "patch_size": 4, "image_size": 16})";
+  const Model m = model_of("{" + body + "}");
+  CHECK(m.parameters == 53952ULL + 17152ULL + 23424ULL);
+  CHECK(m.tree.find_tensor("llm.model.layers.0.self_attn.q_proj.bias") < 0);  // Llama
+  CHECK(m.tree.find_module("vpm.encoder.layers.2") < 0);
+  const int pos = m.tree.find_tensor("resampler.pos_embed");
+  REQUIRE(pos >= 0);
+  CHECK(m.tree.tensors[static_cast<std::size_t>(pos)].kind == TensorKind::kBuffer);
+  CHECK(build_error("{" + body + R"(, "version": 4.5})").find("MiniCPM-V version 4.5 is not described") !=
+        std::string::npos);
+  CHECK(build_error("{" + body + R"(, "version": 2.0})").find("version 2.0") != std::string::npos);
+  CHECK(build_error("{" + body + R"(, "version": "new"})").find("key 'version'") != std::string::npos);
+}
