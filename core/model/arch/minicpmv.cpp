@@ -124,8 +124,9 @@ TensorTree build(const BuildRequest& r) {
   TreeBuilder b{std::string(r.class_name)};
   std::vector<std::string> no_split;
   graft(b, "llm", llm, no_split);
+  // MiniCPMV's _no_split_modules are its language model's (the class derives from the LLM's
+  // PreTrainedModel); the tower's layers are not listed.
   vision_encoder(b, vision, c.flag_or({"drop_vision_last_layer"}, true));
-  no_split.push_back("SiglipEncoderLayer");
   resampler(b, c.dim_or({"query_num"}, 64), dim, vision.dim_or({"hidden_size"}, 1152));
   b.set_no_split(std::move(no_split));
   return b.finish();
