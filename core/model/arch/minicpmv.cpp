@@ -10,7 +10,9 @@
 //                Conv2d(3, width, patch) with bias, position_embedding [(image_size/patch)², width]},
 //                encoder.layers.N {self_attn (k/v/q/out_proj with bias), layer_norm1, mlp (fc1,
 //                fc2), layer_norm2}, post_layernorm; the last layer dropped when
-//                drop_vision_last_layer (default true)
+//                drop_vision_last_layer. Absent keys take the remote MiniCPMVConfig's defaults
+//                (query_num 64, drop_vision_last_layer true, a SigLIP-400M vision_config: width
+//                1152, 27 layers, 16 heads, MLP 4304, patch 14 at 980 px)
 //   resampler    Resampler(num_queries=query_num, embed_dim=D=llm hidden, num_heads=D/128,
 //                kv_dim=width): query [query_num, D], kv_proj Linear(width, D) without bias
 //                (Identity when width is D), attn nn.MultiheadAttention(D) {in_proj_weight
