@@ -72,24 +72,14 @@ void vision_encoder(TreeBuilder& b, const Config& v, bool drop_last) {
   std::int64_t layers = v.repeats_or({"num_hidden_layers"}, 27);
   if (drop_last && layers > 0) --layers;
   require_divisible(v, width, "hidden_size", heads, "num_attention_heads");
-  const std::string_view act = nn::activation_class(v.string_or({"hidden_act"}, "gelu_pytorch_tanh"));
+  const std::string act = v.string_or({"hidden_act"}, "gelu_pytorch_tanh");
   auto vpm = b.module("vpm", "SiglipVisionTransformer");
   {
     auto e = b.module("embeddings", "SiglipVisionEmbeddings");
     nn::conv2d(b, "patch_embedding", v.dim_or({"num_channels"}, 3), width, patch, patch);
     nn::embedding(b, "position_embedding", side * side, width);
   }
-  {
-    auto e = b.module("encoder", "SiglipEncoder");
-    auto list = b.module("layers", "ModuleList");
-    for (std::int64_t i = 0; i < layers; ++i) {
-      auto l = b.module(std::to_string(i), "SiglipEncoderLayer");
-      square_attention(b, "SiglipAttention", {"k_proj", "v_proj", "q_proj", "out_proj"}, width);
-      nn::layer_norm(b, "layer_norm1", width);
-      fc_mlp(b, "SiglipMLP", width, inter, act);
-      nn::layer_norm(b, "layer_norm2", width);
-    }
-  }
+  clip_style_encoder(b, "Siglip", width, inter, layers, act);
   nn::layer_norm(b, "post_layernorm", width);
 }
 
