@@ -1,6 +1,6 @@
 // Baidu ERNIE 4.5 VL (transformers models/ernie4_5_vl_moe/modeling_ernie4_5_vl_moe.py and
-// configuration_ernie4_5_vl_moe.py on main, first in 5.0; the checkpoints' names from the same
-// release's conversion_mapping.py "ernie4_5_vl_moe" entry, cross-checked with vLLM's
+// configuration_ernie4_5_vl_moe.py, transformers 5.x, read on main; the checkpoints' names from its
+// conversion_mapping.py "ernie4_5_vl_moe" entry, cross-checked with vLLM's
 // models/ernie45_vl.py and ernie45_vl_moe.py, which load the same files):
 // Ernie4_5_VLMoeForConditionalGeneration (model_type ernie4_5_vl_moe).
 //
