@@ -56,13 +56,7 @@ ErrorCode error_of(const std::string& config) {
   return r.error().code();
 }
 
-std::string error_message(const std::string& config) {
-  EstimateRequest req;
-  req.config_text = config;
-  const Result<Model> r = build_model(req);
-  REQUIRE_FALSE(r.ok());
-  return r.error().message();
-}
+std::string error_message(const std::string& config) { return test::build_error(config); }
 
 // state-spaces/mamba-130m-hf config.json.
 const char* kMamba130m = R"({

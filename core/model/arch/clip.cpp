@@ -78,20 +78,6 @@ Config part(const Config& c, const std::string& name, bool composite) {
   return Config(Json::object(), fmt::format("{}: {}", c.where(), name));
 }
 
-void encoder(TreeBuilder& b, std::int64_t hidden, std::int64_t inter, std::int64_t layers,
-             std::string_view act) {
-  auto enc = b.module("encoder", "CLIPEncoder");
-  auto list = b.module("layers", "ModuleList");
-  for (std::int64_t i = 0; i < layers; ++i) {
-    auto l = b.module(std::to_string(i), "CLIPEncoderLayer");
-    // Registration order is k, v, q, out.
-    square_attention(b, "CLIPAttention", {"k_proj", "v_proj", "q_proj", "out_proj"}, hidden);
-    nn::layer_norm(b, "layer_norm1", hidden);
-    fc_mlp(b, "CLIPMLP", hidden, inter, nn::activation_class(act));
-    nn::layer_norm(b, "layer_norm2", hidden);
-  }
-}
-
 // CLIPTextTransformer: embeddings, encoder, final_layer_norm.
 void text_transformer(TreeBuilder& b, const ClipTextDims& d) {
   auto t = b.module("text_model", "CLIPTextTransformer");
@@ -102,7 +88,7 @@ void text_transformer(TreeBuilder& b, const ClipTextDims& d) {
     // torch.arange(max_position_embeddings).expand((1, -1)), persistent=False (4.40 and today).
     b.buffer("position_ids", {1, d.positions}, DType::kI64, false);
   }
-  encoder(b, d.hidden, d.inter, d.layers, d.act);
+  clip_style_encoder(b, "CLIP", d.hidden, d.inter, d.layers, d.act);
   nn::layer_norm(b, "final_layer_norm", d.hidden);
 }
 
@@ -117,7 +103,7 @@ void vision_transformer(TreeBuilder& b, const ClipVisionDims& d) {
     b.buffer("position_ids", {1, d.num_patches + 1}, DType::kI64, false);
   }
   nn::layer_norm(b, "pre_layrnorm", d.hidden);
-  encoder(b, d.hidden, d.inter, d.layers, d.act);
+  clip_style_encoder(b, "CLIP", d.hidden, d.inter, d.layers, d.act);
   nn::layer_norm(b, "post_layernorm", d.hidden);
 }
 

@@ -35,6 +35,20 @@ void fc_mlp(TreeBuilder& b, std::string_view cls, std::int64_t dim, std::int64_t
   nn::linear(b, "fc2", inter, dim);
 }
 
+void clip_style_encoder(TreeBuilder& b, std::string_view prefix, std::int64_t hidden,
+                        std::int64_t inter, std::int64_t layers, std::string_view act) {
+  const std::string p(prefix);
+  auto enc = b.module("encoder", p + "Encoder");
+  auto list = b.module("layers", "ModuleList");
+  for (std::int64_t i = 0; i < layers; ++i) {
+    auto l = b.module(std::to_string(i), p + "EncoderLayer");
+    square_attention(b, p + "Attention", {"k_proj", "v_proj", "q_proj", "out_proj"}, hidden);
+    nn::layer_norm(b, "layer_norm1", hidden);
+    fc_mlp(b, p + "MLP", hidden, inter, nn::activation_class(act));
+    nn::layer_norm(b, "layer_norm2", hidden);
+  }
+}
+
 void require_divisible(const Config& c, std::int64_t a, const char* a_key, std::int64_t b,
                        const char* b_key) {
   if (b == 0 || a % b != 0)

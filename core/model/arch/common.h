@@ -47,6 +47,12 @@ void square_attention(TreeBuilder& b, std::string_view cls, const std::array<con
 void fc_mlp(TreeBuilder& b, std::string_view cls, std::int64_t dim, std::int64_t inter,
             std::string_view act_class);
 
+// A pre-norm encoder ("encoder" = <P>Encoder {layers.N = <P>EncoderLayer}) in CLIP's registration
+// order: self_attn (<P>Attention, k/v/q/out_proj with bias), layer_norm1, mlp (<P>MLP, fc_mlp),
+// layer_norm2. CLIP's towers and Idefics2's vision transformer (MiniCPM-V's tower) share it.
+void clip_style_encoder(TreeBuilder& b, std::string_view prefix, std::int64_t hidden,
+                        std::int64_t inter, std::int64_t layers, std::string_view act);
+
 // Throws kInvalidValue naming the keys when `a % b != 0`.
 void require_divisible(const Config& c, std::int64_t a, const char* a_key, std::int64_t b,
                        const char* b_key);

@@ -10,6 +10,14 @@
 // input_linear = GraniteMoeParallelExperts weight [experts, 2*intermediate, hidden] (gate and up
 // fused), output_linear weight [experts, hidden, intermediate], router = GraniteMoeTopKGating
 // {layer: Linear(hidden, experts, no bias)}}; intermediate_size is one expert's width.
+//
+// GraniteMoeShared (models/granitemoeshared/modular_granitemoeshared.py and
+// configuration_granitemoeshared.py, first in 4.49; read on main): GraniteMoeSharedModel,
+// GraniteMoeSharedForCausalLM. GraniteMoe's layer, plus — when shared_intermediate_size (default 0)
+// is not 0 — shared_mlp = GraniteMoeSharedMLP {activation, input_linear [2 × shared, hidden],
+// output_linear [hidden, shared], no biases}, registered after the layer's two norms (the subclass
+// sets it after GraniteMoeDecoderLayer.__init__). Every token goes through it besides its top-k
+// experts.
 #include "families.h"
 #include "llama_like.h"
 
@@ -39,28 +47,47 @@ TensorTree build_granite(const BuildRequest& r) {
   });
 }
 
-TensorTree build_granitemoe(const BuildRequest& r) {
+// GraniteMoe's block_sparse_moe, classes named with `prefix`; nothing when there are no experts.
+void granite_moe_block(TreeBuilder& b, const std::string& prefix, const DecoderDims& d, std::int64_t experts) {
+  if (experts == 0) return;
+  auto moe = b.module("block_sparse_moe", prefix + "MoE");
+  nn::activation(b, "activation", d.act);
+  {
+    auto in = b.module("input_linear", prefix + "ParallelExperts");
+    b.param("weight", {experts, 2 * d.inter, d.hidden});
+  }
+  {
+    auto out = b.module("output_linear", prefix + "ParallelExperts");
+    b.param("weight", {experts, d.hidden, d.inter});
+  }
+  auto router = b.module("router", prefix + "TopKGating");
+  nn::linear(b, "layer", d.hidden, experts, false);
+}
+
+// GraniteMoe and GraniteMoeShared (`shared`: shared_intermediate_size, 0 for none).
+TensorTree build_moe(const BuildRequest& r, const std::string& prefix, std::int64_t shared) {
   const Config& c = r.config;
   const DecoderDims d = granite_dims(c);
   const std::int64_t experts = c.count_or({"num_local_experts"}, 8);
-  TensorTree tree = build_decoder(r, r.class_name, granite_spec("GraniteMoe"), d, [&](TreeBuilder& b, std::int64_t) {
-    if (experts == 0) return;
-    auto moe = b.module("block_sparse_moe", "GraniteMoeMoE");
+  const auto moe = [&](TreeBuilder& b, std::int64_t) { granite_moe_block(b, prefix, d, experts); };
+  const auto shared_mlp = [&](TreeBuilder& b, std::int64_t) {
+    auto mlp = b.module("shared_mlp", prefix + "MLP");
     nn::activation(b, "activation", d.act);
-    {
-      auto in = b.module("input_linear", "GraniteMoeParallelExperts");
-      b.param("weight", {experts, 2 * d.inter, d.hidden});
-    }
-    {
-      auto out = b.module("output_linear", "GraniteMoeParallelExperts");
-      b.param("weight", {experts, d.hidden, d.inter});
-    }
-    auto router = b.module("router", "GraniteMoeTopKGating");
-    nn::linear(b, "layer", d.hidden, experts, false);
-  });
+    nn::linear(b, "input_linear", d.hidden, 2 * shared, false);
+    nn::linear(b, "output_linear", shared, d.hidden, false);
+  };
+  TensorTree tree = build_decoder(r, r.class_name, granite_spec(prefix.c_str()), d, moe, {},
+                                  shared > 0 ? LayerFn(shared_mlp) : LayerFn());
   if (r.dims && *r.dims)
-    set_moe(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 2), 0, d.inter, 0}, false);
+    set_moe(**r.dims, {experts, c.count_or({"num_experts_per_tok"}, 2), shared > 0 ? 1 : 0, d.inter, shared},
+            false);
   return tree;
+}
+
+TensorTree build_granitemoe(const BuildRequest& r) { return build_moe(r, "GraniteMoe", 0); }
+
+TensorTree build_granitemoeshared(const BuildRequest& r) {
+  return build_moe(r, "GraniteMoeShared", r.config.count_or({"shared_intermediate_size"}, 0));
 }
 
 }  // namespace
@@ -78,6 +105,15 @@ const Family& granitemoe_family() {
                         {"granitemoe"},
                         {{"GraniteMoeModel", "AutoModel"}, {"GraniteMoeForCausalLM", "AutoModelForCausalLM"}},
                         &build_granitemoe};
+  return f;
+}
+
+const Family& granitemoeshared_family() {
+  static const Family f{"transformers",
+                        {"granitemoeshared"},
+                        {{"GraniteMoeSharedModel", "AutoModel"},
+                         {"GraniteMoeSharedForCausalLM", "AutoModelForCausalLM"}},
+                        &build_granitemoeshared};
   return f;
 }
 

@@ -157,7 +157,7 @@ void fused_gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls
 }
 
 void decoder_base(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, const LayerFn& mlp,
-                  const LayerFn& attention) {
+                  const LayerFn& attention, const LayerFn& tail) {
   {
     auto e = b.module("embed_tokens", s.embedding_class);
     b.param("weight", {d.vocab, d.hidden});
@@ -175,6 +175,7 @@ void decoder_base(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, 
       for (const auto& name : s.layer_dropouts) nn::dropout(b, name);
       if (s.post_attention_norm) decoder_norm(b, "post_attention_layernorm", s, d.hidden);
       for (const auto& name : s.extra_layer_norms) decoder_norm(b, name, s, d.hidden);
+      if (tail) tail(b, i);
     }
   }
   decoder_norm(b, "norm", s, d.hidden);
@@ -225,17 +226,18 @@ ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDi
 namespace {
 
 TensorTree decoder_tree(const Config& c, std::string_view class_name, const LlamaLikeSpec& s,
-                        const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention) {
+                        const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention,
+                        const LayerFn& tail) {
   TreeBuilder b{std::string(class_name)};
   b.set_no_split({s.prefix + "DecoderLayer"});
   const std::string base = s.base_class.empty() ? s.prefix + "Model" : s.base_class;
   if (class_name == base) {
-    decoder_base(b, s, d, mlp, attention);
+    decoder_base(b, s, d, mlp, attention, tail);
     return b.finish();
   }
   {
     auto m = b.module("model", base);
-    decoder_base(b, s, d, mlp, attention);
+    decoder_base(b, s, d, mlp, attention, tail);
   }
   if (ends_with(class_name, "ForCausalLM")) {
     if (d.tie) nn::tied_linear(b, "lm_head", "model.embed_tokens.weight");
@@ -255,8 +257,9 @@ TensorTree decoder_tree(const Config& c, std::string_view class_name, const Llam
 }  // namespace
 
 TensorTree build_decoder(const BuildRequest& r, std::string_view class_name, const LlamaLikeSpec& s,
-                         const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention) {
-  TensorTree tree = decoder_tree(r.config, class_name, s, d, mlp, attention);
+                         const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention,
+                         const LayerFn& tail) {
+  TensorTree tree = decoder_tree(r.config, class_name, s, d, mlp, attention, tail);
   if (r.dims) *r.dims = decoder_model_dims(r.config, d, read_rope(r.config, 10000.0, d.current_rope_dim));
   return tree;
 }

@@ -166,14 +166,17 @@ ModelDims decoder_model_dims(const Config& c, const DecoderDims& d, const RopeDi
 ModelDims uniform_decoder_dims(const DecoderDims& d, const RopeDims& rope);
 
 // The base model's contents (embed_tokens, layers, norm, rotary_emb) inside the current module:
-// for models that nest the decoder under another name (a VLM's language_model).
+// for models that nest the decoder under another name (a VLM's language_model). `tail`, when set,
+// adds what a layer registers after its norms (GraniteMoeShared's shared_mlp).
 void decoder_base(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, const LayerFn& mlp,
-                  const LayerFn& attention = {});
+                  const LayerFn& attention = {}, const LayerFn& tail = {});
 
 // Builds `class_name`: <P>Model, <P>ForCausalLM, <P>ForSequenceClassification or
 // <P>ForTokenClassification. `mlp` adds each layer's MLP block; `attention`, when set, replaces
-// decoder_attention (DeepSeek's MLA). Fills r.dims (when asked) with decoder_model_dims().
+// decoder_attention (DeepSeek's MLA); `tail` as decoder_base's. Fills r.dims (when asked) with
+// decoder_model_dims().
 TensorTree build_decoder(const BuildRequest& r, std::string_view class_name, const LlamaLikeSpec& s,
-                         const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention = {});
+                         const DecoderDims& d, const LayerFn& mlp, const LayerFn& attention = {},
+                         const LayerFn& tail = {});
 
 }  // namespace memfit::arch

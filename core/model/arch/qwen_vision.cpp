@@ -27,6 +27,10 @@ Names names(Generation g) {
       return {"Qwen2_5_VisionTransformerPretrainedModel", "Qwen2_5_VisionPatchEmbed",
               "Qwen2_5_VisionRotaryEmbedding", "Qwen2_5_VLVisionBlock", "Qwen2_5_VLRMSNorm",
               "Qwen2_5_VLVisionAttention", "Qwen2_5_VLMLP", "Qwen2_5_VLPatchMerger"};
+    case Generation::kErnie4_5Vl:
+      return {"Ernie4_5_VLMoeVisionTransformerPretrainedModel", "Ernie4_5_VLMoePatchEmbed",
+              "Ernie4_5_VLMoeVisionRotaryEmbedding", "Ernie4_5_VLMoeVisionBlock", "LayerNorm",
+              "Ernie4_5_VLMoeVisionAttention", "Ernie4_5VLVisionMLP", ""};
     case Generation::kQwen3_5:
       break;
   }
@@ -44,6 +48,7 @@ void block_mlp(TreeBuilder& b, const VisionDims& v, Generation g, const Names& n
   auto m = b.module("mlp", n.mlp);
   switch (g) {
     case Generation::kQwen2Vl:
+    case Generation::kErnie4_5Vl:
       nn::linear(b, "fc1", v.width, v.inter);
       nn::activation(b, "act", v.act);
       nn::linear(b, "fc2", v.inter, v.width);
@@ -109,6 +114,12 @@ VisionDims read_vision(const Config& c, Generation g) {
       v.out_hidden = c.dim_or({"out_hidden_size"}, 3584);
       v.act = c.string_or({"hidden_act"}, "silu");
       break;
+    case Generation::kErnie4_5Vl:
+      // Ernie4_5_VLMoeVisionConfig: hidden_size is the tower's width, as in Qwen2.5-VL.
+      v.width = c.dim_or({"hidden_size"}, 1280);
+      v.inter = c.dim_or({"intermediate_size"}, 4 * 1280);
+      v.act = c.string_or({"hidden_act"}, "quick_gelu");
+      break;
     case Generation::kQwen3_5:
       v.width = c.dim_or({"hidden_size"}, 1152);
       v.inter = c.dim_or({"intermediate_size"}, 4304);
@@ -125,7 +136,10 @@ VisionDims read_vision(const Config& c, Generation g) {
 void vision_tower(TreeBuilder& b, std::string_view name, const VisionDims& v, Generation g) {
   const Names n = names(g);
   auto tower = b.module(name, n.model);
-  {
+  if (g == Generation::kErnie4_5Vl) {
+    auto pe = b.module("patch_embed", n.patch_embed);
+    nn::linear(b, "proj", v.in_channels * v.patch * v.patch, v.width, false);
+  } else {
     auto pe = b.module("patch_embed", n.patch_embed);
     auto proj = b.module("proj", "Conv3d");
     b.param("weight", {v.width, v.in_channels, v.temporal_patch, v.patch, v.patch});
@@ -152,6 +166,7 @@ void vision_tower(TreeBuilder& b, std::string_view name, const VisionDims& v, Ge
       block_mlp(b, v, g, n);
     }
   }
+  if (g == Generation::kErnie4_5Vl) return nn::layer_norm(b, "ln", v.width);
   merger(b, v, g, n);
 }
 

@@ -11,6 +11,12 @@
 //
 // What differs is data: the norms (LayerNorm or RMSNorm), the block MLP (fc1/fc2, gated
 // gate/up/down with biases, linear_fc1/linear_fc2) and the merger's names.
+//
+// ERNIE 4.5 VL's tower (models/ernie4_5_vl_moe/modeling_ernie4_5_vl_moe.py; Baidu's remote code
+// names it DFNRopeVisionTransformer, Qwen2-VL's original name) is Qwen2-VL's blocks with three
+// differences: patch_embed.proj is a Linear [width, in_channels·patch²] without bias, its width
+// and MLP width are hidden_size and intermediate_size, and a LayerNorm `ln` ends it instead of a
+// merger (ERNIE merges patches in its resampler).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +26,7 @@
 
 namespace memfit::arch::vision {
 
-enum class Generation { kQwen2Vl, kQwen2_5Vl, kQwen3_5 };
+enum class Generation { kQwen2Vl, kQwen2_5Vl, kQwen3_5, kErnie4_5Vl };
 
 struct VisionDims {
   std::int64_t depth = 0, width = 0, heads = 0, inter = 0, out_hidden = 0;
