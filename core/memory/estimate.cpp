@@ -256,6 +256,54 @@ Result<Report> estimate(const EstimateRequest& req) {
   return capture([&] { return report_in_era(m, std::move(m.tree)); });
 }
 
+namespace {
+
+using SizeList = std::vector<std::pair<std::string, double>>;
+
+// Entries [begin, end) of a compact list, names renamed below `from` to `to`. An entry at or below
+// a repeated module not yet being written out opens a block: it and the entries below that module
+// that follow it, written once per copy. A repeated module's own tensors come first, its buffers
+// much later (accelerate lists parameters, then buffers), so one module may open two blocks.
+void write_named(const Report& r, std::size_t begin, std::size_t end, const std::string& from,
+                 const std::string& to, SizeList& out) {
+  auto renamed = [&](const std::string& n) { return to + n.substr(from.size()); };
+  auto under = [](const std::string& n, const std::string& m) {
+    return n.size() > m.size() && n.compare(0, m.size(), m) == 0 && n[m.size()] == '.';
+  };
+  for (std::size_t i = begin; i < end;) {
+    const std::string& name = r.module_sizes[i].first;
+    const std::pair<std::string, std::int64_t>* outer = nullptr;
+    for (const auto& rep : r.module_repeats)
+      if (rep.first.size() > from.size() && (name == rep.first || under(name, rep.first)) &&
+          (!outer || rep.first.size() < outer->first.size()))
+        outer = &rep;
+    if (!outer) {
+      out.emplace_back(renamed(name), r.module_sizes[i].second);
+      ++i;
+      continue;
+    }
+    const bool opens = name == outer->first;
+    std::size_t block = opens ? i + 1 : i;
+    while (block < end && under(r.module_sizes[block].first, outer->first)) ++block;
+    const std::string first = renamed(outer->first);
+    for (std::int64_t k = 0; k < outer->second; ++k) {
+      const std::string copy = k == 0 ? first : repeat_name(first, k);
+      if (opens) out.emplace_back(copy, r.module_sizes[i].second);
+      write_named(r, opens ? i + 1 : i, block, outer->first, copy, out);
+    }
+    i = block;
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, double>> named_module_sizes(const Report& report) {
+  if (report.module_repeats.empty()) return report.module_sizes;
+  SizeList out;
+  write_named(report, 0, report.module_sizes.size(), "", "", out);
+  return out;
+}
+
 Result<Report> estimate(const Model& model) {
   return capture([&] { return report_in_era(model, model.tree); });
 }

@@ -70,7 +70,7 @@ void build_from_config(const EstimateRequest& req, Model& m, std::optional<Model
   m.tree = family->build(BuildRequest{m.config, cls, req.name, dims});
   keep_rotary_fp32(m.tree);
   m.parameters = m.tree.parameter_count();
-  if (form == TreeForm::kNamed) m.tree = expand(std::move(m.tree));
+  m.tree = form == TreeForm::kNamed ? expand(std::move(m.tree)) : compact(std::move(m.tree));
 }
 
 // memfit's exact path: the tensors the checkpoint holds, at their stored dtypes; the config (if

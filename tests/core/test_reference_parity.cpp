@@ -96,7 +96,8 @@ void check_rows(const Report& r, const OJson& rows, bool with_training, std::siz
 }
 
 void check_module_sizes(const Report& r, const OJson& want, std::size_t* n) {
-  std::map<std::string, double> ours(r.module_sizes.begin(), r.module_sizes.end());
+  const auto named = named_module_sizes(r);  // a compact report's repeated layers, each named
+  std::map<std::string, double> ours(named.begin(), named.end());
   std::size_t mismatches = 0, ours_listed = 0;
   for (const auto& [key, v] : want.items()) {
     const std::string k = key == "<total>" ? "" : key;
@@ -109,7 +110,7 @@ void check_module_sizes(const Report& r, const OJson& want, std::size_t* n) {
   }
   CHECK(mismatches == 0);
   // The record keeps names of at most two components: memfit must list no other such name.
-  for (const auto& [k, v] : r.module_sizes) {
+  for (const auto& [k, v] : named) {
     if (std::count(k.begin(), k.end(), '.') > 1) continue;
     ++ours_listed;
     if (!want.contains(k.empty() ? "<total>" : k)) FAIL_CHECK("memfit lists '" << k << "', accelerate does not");

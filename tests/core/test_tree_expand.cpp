@@ -21,7 +21,7 @@ namespace {
 
 // Own tensors before, between and after children; a stateless child; a buffer below; a tie to a
 // tensor of the same copy; experts nested in repeated layers; a tie across the whole model.
-TensorTree sample(bool compact) {
+TensorTree sample(bool compact, bool ties = true) {
   TreeBuilder t("Root");
   {
     auto e = t.module("embed", "Embedding");
@@ -35,7 +35,7 @@ TensorTree sample(bool compact) {
     }
     t.stateless("act", "SiLU");
     t.param("after", {2}, DType::kBF16);
-    t.tied_param("w_again", t.path("w"));
+    if (ties) t.tied_param("w_again", t.path("w"));
   };
   auto layer = [&] {
     t.param("scale", {4});
@@ -132,6 +132,28 @@ TEST_CASE("expand writes a compact tree out exactly as the copy-by-copy build") 
   check_same(expand(named), named);
 }
 
+TEST_CASE("compact folds identical consecutive siblings, and expand gives the named tree back") {
+  const TensorTree named = sample(false, /*ties=*/false);
+  const TensorTree folded = compact(named);
+  CHECK(folded.has_repeats());
+  CHECK(folded.parameter_count() == named.parameter_count());
+  // Layers 1 and 2 fold into one, its three experts into one; layer 0 differs and stays.
+  const int layer = folded.find_module("layers.1");
+  REQUIRE(layer >= 0);
+  CHECK(folded.modules[static_cast<std::size_t>(layer)].repeat == 2);
+  CHECK(folded.find_module("layers.2") < 0);
+  const int expert = folded.find_module("layers.1.experts.0");
+  REQUIRE(expert >= 0);
+  CHECK(folded.modules[static_cast<std::size_t>(expert)].repeat == 3);
+  CHECK(folded.find_module("layers.0") >= 0);
+  check_same(expand(folded), named);
+  check_same(expand(compact(sample(true, false))), named);
+  // Copies holding a tie (or its target) are kept whole: the alias must still find its tensor.
+  const TensorTree tied = sample(false);
+  check_same(expand(compact(tied)), tied);
+  CHECK(compact(tied).find_tensor("layers.2.experts.1.w_again") >= 0);
+}
+
 TEST_CASE("a compact tree sizes and finds its largest layer as the named one does") {
   const TensorTree compact = sample(true);
   const TensorTree named = sample(false);
@@ -213,13 +235,19 @@ TEST_CASE("estimating MoE configs over compact trees gives the named tree's repo
         REQUIRE_MESSAGE(it != all.end(), name);
         CHECK(it->second == bytes);
       }
-      std::size_t covered = got->module_sizes.size();
-      for (const auto& [name, copies] : got->module_repeats) {
-        const int below = static_cast<int>(std::count_if(got->module_sizes.begin(), got->module_sizes.end(),
-            [&](const auto& e) { return e.first.rfind(name + ".", 0) == 0; }));
-        covered += static_cast<std::size_t>((copies - 1) * (1 + below));
-        CHECK(all.at(repeat_name(name, copies - 1)) == all.at(name));
+      // Written out, the compact dict is the named one, entry for entry and in order.
+      CHECK(named_module_sizes(*got) == want->module_sizes);
+      CHECK(named_module_sizes(*want) == want->module_sizes);
+      // Each listed name stands for the product of the repeats at and above it.
+      std::size_t covered = 0;
+      for (const auto& entry : got->module_sizes) {
+        std::size_t n = 1;
+        for (const auto& [name, copies] : got->module_repeats)
+          if (entry.first == name || entry.first.rfind(name + ".", 0) == 0) n *= static_cast<std::size_t>(copies);
+        covered += n;
       }
+      for (const auto& [name, copies] : got->module_repeats)
+        CHECK(all.at(repeat_name(name, copies - 1)) == all.at(name));
       CHECK(covered == want->module_sizes.size());
       ++compared;
     }

@@ -156,7 +156,7 @@ TensorTree build(const BuildRequest& r) {
   if (d.tie) nn::tied_linear(b, "lm_head", "model.embed_tokens.weight");
   else nn::linear(b, "lm_head", d.hidden, d.vocab, false);
   if (r.dims) {
-    *r.dims = decoder_model_dims(text, d, read_rope_any(text, 500000.0, d.current_rope_dim));
+    *r.dims = decoder_model_dims(text, d, read_rope(text, 500000.0, d.current_rope_dim));
     set_moe(**r.dims, {m.experts, m.active, m.shared, m.text_width, m.shared * m.text_width}, true, sparse);
   }
   return b.finish();

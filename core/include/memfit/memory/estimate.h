@@ -59,6 +59,10 @@ struct Report {
   std::vector<FigureBasis> figures;  // which figures are exact and which are guesses
 };
 
+// report.module_sizes with every copy of each repeated module named, in first-seen order:
+// accelerate's whole compute_module_sizes dict (a named tree's report comes back as it is).
+std::vector<std::pair<std::string, double>> named_module_sizes(const Report& report);
+
 Result<Report> estimate(const Model& model);
 // build_model() then estimate(): for callers that need nothing else of the model.
 Result<Report> estimate(const EstimateRequest& req);

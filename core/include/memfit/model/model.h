@@ -50,9 +50,9 @@ struct Model {
 };
 
 // How the tree is wanted. Named: every tensor under its state-dict name, as the planner, the
-// loader and validation need. Compact: repeated modules (routed experts) described once with a
-// count (ModuleNode::repeat), for callers that only sum sizes — estimating a 1T-parameter MoE
-// then walks thousands of tensors, not a hundred thousand.
+// loader and validation need. Compact: identical consecutive decoder layers and routed experts
+// described once with a count (ModuleNode::repeat, compact()), for callers that only sum sizes —
+// estimating a 1T-parameter MoE then walks a few hundred tensors, not a hundred thousand.
 enum class TreeForm { kNamed, kCompact };
 
 // Parses, picks the family and class, builds the tree. Errors name the file and key.

@@ -181,6 +181,11 @@ TensorTree for_era(TensorTree tree, bool legacy);  // by value: pass an rvalue t
 // comes back as it is.
 TensorTree expand(TensorTree tree);
 
+// The tree with each run of identical siblings named by consecutive indices (decoder layers,
+// experts) folded into its first, with the run's length as its repeat: what summing sizes needs.
+// A copy holding a tied tensor, or the target of one, is kept as it is.
+TensorTree compact(TensorTree tree);
+
 // The name of copy `i` of a repeated module named `first` ("a.experts.0", 5 → "a.experts.5").
 std::string repeat_name(std::string_view first, std::int64_t i);
 
