@@ -12,16 +12,16 @@
 # Usage: [ONLY=forward] [NTOK=16] [THREADS=N] scripts/bench-load.sh [WORKDIR]   (default: a temp folder, removed at the end)
 # KEEP=1 keeps the generated checkpoints (in WORKDIR; e.g. to rerun without regenerating).
 # Sets itself up like the other scripts: the packages (LibTorch, and python3-torch for the
-# torch.load baseline), then the native-torch build; MEMFIT=path overrides the binary.
+# torch.load baseline), then the native-torch-release build; MEMFIT=path overrides the binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/deps.sh
 ensure_packages "${MEMFIT_NATIVE_PACKAGES[@]}" "${MEMFIT_TORCH_PACKAGES[@]}" "${MEMFIT_TORCH_BENCH_PACKAGES[@]}"
 if [ -z "${MEMFIT:-}" ]; then
-  cmake --preset native-torch >/dev/null
-  cmake --build --preset native-torch --target memfit memfit-torch >&2
+  cmake --preset native-torch-release >/dev/null
+  cmake --build --preset native-torch-release --target memfit memfit-torch >&2
 fi
-MEMFIT=${MEMFIT:-build/native-torch/native/memfit}
+MEMFIT=${MEMFIT:-build/native-torch-release/native/memfit}
 PY=/usr/bin/python3
 [ -x "$MEMFIT" ] && [ -x "$(dirname "$MEMFIT")/memfit-torch" ] || {
   echo "bench-load: no memfit-torch beside $MEMFIT" >&2; exit 2; }
