@@ -3,8 +3,10 @@
 // asserts nothing — the README records the numbers):
 //  - the bundle's size (memfit.wasm + memfit.mjs): gzip -9, and as served (the precompressed
 //    .gz files web/tools/build.mjs writes, zopfli-made where zopfli is installed);
-//  - first result for a cached model: page load → result on screen, after one visit put the
-//    site, the module and the Hub's answers in the HTTP cache; with where the time went;
+//  - first visit (a fresh browser context: nothing cached, the module compiled and called for the
+//    first time) and first result for a cached model (after one visit put the site, the module
+//    and the Hub's answers in the HTTP cache): page load → result on screen, with where the time
+//    went and what the first estimate cost;
 //  - per-estimate time in WASM (the api call inside the worker), and the round trip the page
 //    sees (postMessage + JSON.parse of the reply), for the models the issue names.
 // Environment: as the tests (tests/web/support/paths.mjs); RUNS (page reloads ×2, default 9);
@@ -53,8 +55,27 @@ console.log(`bundle: memfit.wasm ${sizes['memfit.wasm'].bytes} B (${sizes['memfi
 const hub = await startMockHub();
 const site = await serveStatic(WEB_DIR);
 const browser = await launch();
-const results = { bundle_gzip_bytes: total, bundle_served_bytes: served, first_result: {}, estimate: {} };
+const results = { bundle_gzip_bytes: total, bundle_served_bytes: served, first_visit: {}, first_result: {}, estimate: {} };
+const timeline = (/** @type {any} */ page) => page.evaluate(() => document.documentElement.dataset.timeline || '{}').then(JSON.parse);
 try {
+  // First visit: a fresh browser context each time (empty HTTP cache, new worker, the module
+  // fetched, compiled and called for the first time).
+  for (const id of MODELS.slice(0, 2)) {
+    const runs = [];
+    for (let i = 0; i < Math.max(3, RUNS >> 1); i++) {
+      const { page, context } = await openPage(browser);
+      await page.goto(`${site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`);
+      await settle(page, 120000);
+      runs.push(await timeline(page));
+      await context.close();
+    }
+    const pick = (/** @type {string} */ k) => median(runs.map((r) => r[k] ?? NaN));
+    results.first_visit[id] = {
+      result_ms: pick('result'), app_start_ms: pick('app_start'), model_fetched_ms: pick('model_fetched'),
+      wasm_ready_ms: pick('wasm_ready'), estimate_ms: round(pick('estimate_ms'), 2),
+    };
+  }
+
   const { page, context } = await openPage(browser);
   const url = (/** @type {string} */ id) => `${site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`;
 
@@ -108,6 +129,11 @@ try {
   await hub.close();
 }
 
+console.log('first visit, fresh browser context (ms since navigation start; median):');
+for (const [id, r] of Object.entries(results.first_visit)) {
+  console.log(`  ${id}: result ${r.result_ms} ms (app.js running at ${r.app_start_ms}, Hub answers in at ${r.model_fetched_ms}, ` +
+    `module ready at ${r.wasm_ready_ms}, first estimate ${r.estimate_ms} ms)`);
+}
 console.log('first result for a cached model (ms since navigation start; median of reloads):');
 for (const [id, r] of Object.entries(results.first_result)) {
   console.log(`  ${id}: result ${r.result_ms} ms (app.js running at ${r.app_start_ms}, Hub answers in at ${r.model_fetched_ms}, ` +

@@ -44,6 +44,26 @@ async function errorOf(page) {
   return page.evaluate(() => ({ kind: document.getElementById('error').dataset.kind, text: document.getElementById('error').innerText }));
 }
 
+describe('repeated modules', () => {
+  test('identical layers and experts are one row each, marked with how many they stand for', async () => {
+    const { page, problems, context } = await openPage(browser);
+    await page.goto(url({ model: 'mistralai/Mixtral-8x7B-v0.1' }));
+    assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+    const report = await pageJson(page);
+    const config = JSON.parse(readFileSync(join(CONFIGS, 'mistralai--Mixtral-8x7B-v0.1.json'), 'utf8'));
+    assert.equal(report.module_repeats['model.layers.0'], config.num_hidden_layers);
+    assert.equal(report.module_repeats['model.layers.0.block_sparse_moe.experts.0'], config.num_local_experts);
+    assert.equal(report.module_sizes['model.layers.1'], undefined, 'copies are not listed');
+    await page.selectOption('#module-depth', '3');
+    await page.waitForFunction((n) => document.querySelector('.module-sizes').textContent.includes(`1 of ${n} alike`), config.num_hidden_layers);
+    await page.selectOption('#module-depth', '6');
+    const expected = config.num_hidden_layers * config.num_local_experts;
+    await page.waitForFunction((n) => document.querySelector('.module-sizes').textContent.includes(`1 of ${n} alike`), expected);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+});
+
 describe('numbers', () => {
   const models = ['bert-base-cased', 'gpt2', 'meta-llama/Meta-Llama-3-70B', 'mistralai/Mixtral-8x7B-v0.1',
     'google/flan-t5-base', 'timm/resnet50.a1_in1k', 'openai/whisper-tiny'];
