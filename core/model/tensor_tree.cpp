@@ -131,6 +131,16 @@ TensorTree for_era(TensorTree tree, bool legacy) {
       had[m] = 1;
       if (t.era != drop) kept[m] = 1;
     }
+  std::vector<char> keep_module(nm, 1), keep_tensor(tree.tensors.size(), 1);
+  for (std::size_t m = 1; m < nm; ++m)
+    keep_module[m] = !(had[m] && !kept[m]) && tree.modules[m].era != drop;
+  for (std::size_t i = 0; i < tree.tensors.size(); ++i) keep_tensor[i] = tree.tensors[i].era != drop;
+  return keep_marked(std::move(tree), keep_module, keep_tensor);
+}
+
+TensorTree keep_marked(TensorTree tree, const std::vector<char>& keep_module,
+                       const std::vector<char>& keep_tensor) {
+  const std::size_t nm = tree.modules.size();
   TensorTree out;
   out.no_split_classes = tree.no_split_classes;
   out.modules.reserve(nm);
@@ -140,15 +150,14 @@ TensorTree for_era(TensorTree tree, bool legacy) {
   // are narrowed to the kept entries and renumbered in place, in registration order.
   for (std::size_t m = 0; m < nm; ++m) {
     ModuleNode& old = tree.modules[m];
-    if (m != 0 && ((had[m] && !kept[m]) || old.era == drop)) continue;
-    if (m != 0 && new_module[old.parent] < 0) continue;
+    if (m != 0 && (!keep_module[m] || new_module[old.parent] < 0)) continue;
     new_module[m] = static_cast<int>(out.modules.size());
     old.parent = m == 0 ? -1 : new_module[old.parent];
     out.modules.push_back(std::move(old));  // `tree` is our own copy: move, don't copy
   }
   for (std::size_t i = 0; i < tree.tensors.size(); ++i) {
     TensorInfo& t = tree.tensors[i];
-    if (t.era == drop || new_module[t.module] < 0) continue;
+    if (!keep_tensor[i] || new_module[t.module] < 0) continue;
     t.module = new_module[t.module];
     new_tensor[i] = static_cast<int>(out.tensors.size());
     out.tensors.push_back(std::move(t));

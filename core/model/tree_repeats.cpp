@@ -157,13 +157,14 @@ class Compactor {
       if (t.tied_to >= 0) target_[static_cast<std::size_t>(t.tied_to)] = 1;
   }
 
-  TensorTree run() {
+  // `tree` is the compactor's input, moved in once it has been read.
+  TensorTree run(TensorTree&& tree) {
     keep_module_.assign(in_.modules.size(), 1);
     repeat_.resize(in_.modules.size());
     for (std::size_t m = 0; m < in_.modules.size(); ++m) repeat_[m] = in_.modules[m].repeat;
     for (std::size_t m = 0; m < in_.modules.size(); ++m)
       if (keep_module_[m]) fold_children(static_cast<int>(m));
-    return rebuilt();
+    return rebuilt(std::move(tree));
   }
 
  private:
@@ -257,40 +258,13 @@ class Compactor {
     for (int i = m; i < modules_to_[static_cast<std::size_t>(m)]; ++i) keep_module_[static_cast<std::size_t>(i)] = 0;
   }
 
-  TensorTree rebuilt() const {
-    TensorTree out;
-    out.no_split_classes = in_.no_split_classes;
-    std::vector<int> new_module(in_.modules.size(), -1), new_tensor(in_.tensors.size(), -1);
-    for (std::size_t m = 0; m < in_.modules.size(); ++m) {
-      if (!keep_module_[m]) continue;
-      new_module[m] = static_cast<int>(out.modules.size());
-      ModuleNode n = in_.modules[m];
-      n.repeat = repeat_[m];
-      n.parent = n.parent >= 0 ? new_module[static_cast<std::size_t>(n.parent)] : -1;
-      out.modules.push_back(std::move(n));
-    }
-    for (std::size_t t = 0; t < in_.tensors.size(); ++t) {
-      const TensorInfo& x = in_.tensors[t];
-      if (!keep_module_[static_cast<std::size_t>(x.module)]) continue;
-      new_tensor[t] = static_cast<int>(out.tensors.size());
-      TensorInfo copy = x;
-      copy.module = new_module[static_cast<std::size_t>(x.module)];
-      if (copy.tied_to >= 0) copy.tied_to = new_tensor[static_cast<std::size_t>(x.tied_to)];
-      out.tensors.push_back(std::move(copy));
-    }
-    auto renumber = [](std::vector<int>& list, const std::vector<int>& to) {
-      std::size_t n = 0;
-      for (const int i : list)
-        if (to[static_cast<std::size_t>(i)] >= 0) list[n++] = to[static_cast<std::size_t>(i)];
-      list.resize(n);
-    };
-    for (ModuleNode& n : out.modules) {
-      renumber(n.children, new_module);
-      renumber(n.params, new_tensor);
-      renumber(n.buffers, new_tensor);
-    }
-    out.reindex_subset(in_, new_module, new_tensor);
-    return out;
+  // The input (owned by the caller, no longer read) narrowed to the first copy of each run.
+  TensorTree rebuilt(TensorTree&& tree) const {
+    for (std::size_t m = 0; m < tree.modules.size(); ++m) tree.modules[m].repeat = repeat_[m];
+    std::vector<char> keep_tensor(tree.tensors.size());
+    for (std::size_t t = 0; t < tree.tensors.size(); ++t)
+      keep_tensor[t] = keep_module_[static_cast<std::size_t>(tree.tensors[t].module)];
+    return keep_marked(std::move(tree), keep_module_, keep_tensor);
   }
 
   const TensorTree& in_;
@@ -303,7 +277,7 @@ class Compactor {
 
 }  // namespace
 
-TensorTree compact(TensorTree tree) { return Compactor(tree).run(); }
+TensorTree compact(TensorTree tree) { return Compactor(tree).run(std::move(tree)); }
 
 TensorTree expand(TensorTree tree) {
   if (!tree.has_repeats()) return tree;

@@ -76,7 +76,7 @@ TEST_CASE("rope_parameters: Llama 3's llama3 scaling reads the same from either 
   scaled["rope_parameters"]["low_freq_factor"] = 1.0;
   scaled["rope_parameters"]["high_freq_factor"] = 4.0;
   scaled["rope_parameters"]["original_max_position_embeddings"] = 8192;
-  const RopeDims& r = first_rope(model_of(scaled.dump()));
+  const RopeDims r = first_rope(model_of(scaled.dump()));
   CHECK(r.scaled);
   CHECK(r.scaling_type == "llama3");
   CHECK(r.factor == 8.0);
@@ -97,7 +97,7 @@ TEST_CASE("rope_parameters: keyed by layer type, a uniform family reads full_att
   // A flat object whose keys are not layer types is one global dict, whatever layer_types says.
   c["rope_parameters"] = Json::parse(R"({"rope_type": "yarn", "rope_theta": 1000000.0, "factor": 4.0,
                                         "original_max_position_embeddings": 32768})");
-  const RopeDims& y = first_rope(model_of(c.dump()));
+  const RopeDims y = first_rope(model_of(c.dump()));
   CHECK(y.scaling_type == "yarn");
   CHECK(y.factor == 4.0);
 }

@@ -176,6 +176,12 @@ struct TreeItem {
 // that never held a tensor (dropouts, activations) stay: accelerate's maps place them.
 TensorTree for_era(TensorTree tree, bool legacy);  // by value: pass an rvalue to avoid a copy
 
+// The tree narrowed to the marked modules and tensors (a module also needs its parent kept, a
+// tensor its module), renumbered in registration order, ties and the name index carried over:
+// what for_era and compact() keep. By value: pass an rvalue to avoid a copy.
+TensorTree keep_marked(TensorTree tree, const std::vector<char>& keep_module,
+                       const std::vector<char>& keep_tensor);
+
 // The tree with every repeated module written out copy by copy, named and ordered exactly as if
 // each copy had been built on its own (what torch's state dict holds). A tree without repeats
 // comes back as it is.
