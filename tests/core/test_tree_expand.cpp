@@ -230,10 +230,10 @@ TEST_CASE("estimating MoE configs over compact trees gives the named tree's repo
       }
       // The compact dict plus its repeats is the named dict.
       const std::map<std::string, double> all(want->module_sizes.begin(), want->module_sizes.end());
-      for (const auto& [name, bytes] : got->module_sizes) {
-        const auto it = all.find(name);
-        REQUIRE_MESSAGE(it != all.end(), name);
-        CHECK(it->second == bytes);
+      for (const auto& entry : got->module_sizes) {  // (no structured binding: clang-14
+        const auto it = all.find(entry.first);        //  cannot capture one in doctest's lambda)
+        REQUIRE_MESSAGE(it != all.end(), entry.first);
+        CHECK(it->second == entry.second);
       }
       // Written out, the compact dict is the named one, entry for entry and in order.
       CHECK(named_module_sizes(*got) == want->module_sizes);
@@ -242,12 +242,12 @@ TEST_CASE("estimating MoE configs over compact trees gives the named tree's repo
       std::size_t covered = 0;
       for (const auto& entry : got->module_sizes) {
         std::size_t n = 1;
-        for (const auto& [name, copies] : got->module_repeats)
-          if (entry.first == name || entry.first.rfind(name + ".", 0) == 0) n *= static_cast<std::size_t>(copies);
+        for (const auto& rep : got->module_repeats)
+          if (entry.first == rep.first || entry.first.rfind(rep.first + ".", 0) == 0) n *= static_cast<std::size_t>(rep.second);
         covered += n;
       }
-      for (const auto& [name, copies] : got->module_repeats)
-        CHECK(all.at(repeat_name(name, copies - 1)) == all.at(name));
+      for (const auto& rep : got->module_repeats)
+        CHECK(all.at(repeat_name(rep.first, rep.second - 1)) == all.at(rep.first));
       CHECK(covered == want->module_sizes.size());
       ++compared;
     }
