@@ -266,7 +266,7 @@ using SizeList = std::vector<std::pair<std::string, double>>;
 // much later (accelerate lists parameters, then buffers), so one module may open two blocks.
 void write_named(const Report& r, std::size_t begin, std::size_t end, const std::string& from,
                  const std::string& to, SizeList& out) {
-  auto renamed = [&](const std::string& n) { return to + n.substr(from.size()); };
+  const CopyNames renamed{from.size(), to};
   auto under = [](const std::string& n, const std::string& m) {
     return n.size() > m.size() && n.compare(0, m.size(), m) == 0 && n[m.size()] == '.';
   };

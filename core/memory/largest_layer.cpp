@@ -29,20 +29,13 @@ struct Pending {
   int copy = -1;  // into Walk::copies; -1: the tree's own names
 };
 
-struct Copy {
-  std::size_t strip;
-  std::string prefix;
-};
-
 struct Walk {
   const TensorTree& tree;
-  std::vector<Copy> copies;
+  std::vector<CopyNames> copies;
 
   std::string name(const Pending& p) const {
     const std::string& own = p.item.name(tree);
-    if (p.copy < 0) return own;
-    const Copy& c = copies[static_cast<std::size_t>(p.copy)];
-    return c.prefix + own.substr(c.strip);
+    return p.copy < 0 ? own : copies[static_cast<std::size_t>(p.copy)](own);
   }
   // The members of a module to look at instead of it: each copy's in turn when it is repeated.
   std::vector<Pending> members(const Pending& p, bool all) {

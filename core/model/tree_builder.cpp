@@ -1,7 +1,5 @@
 #include "memfit/model/tree_builder.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "memfit/error.h"
@@ -43,8 +41,7 @@ TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view c
 
 TreeBuilder::Scope TreeBuilder::repeated(std::string_view first, std::string_view class_name,
                                          std::int64_t count) {
-  if (count < 1 || first.empty() ||
-      !std::all_of(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (count < 1 || first.find('.') != std::string_view::npos || !last_index(first))
     throw Error(ErrorCode::kInternal,
                 fmt::format("'{}': {} repeated modules must be at least one, named by an index",
                             path(first), count));

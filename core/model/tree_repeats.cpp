@@ -19,34 +19,57 @@
 
 namespace memfit {
 
-std::string repeat_name(std::string_view first, std::int64_t i) {
-  const std::size_t dot = first.rfind('.');
-  const std::size_t at = dot == std::string_view::npos ? 0 : dot + 1;
-  const std::string_view last = first.substr(at);
+std::optional<std::int64_t> last_index(std::string_view name) {
+  const std::size_t dot = name.rfind('.');
+  const std::string_view last = name.substr(dot == std::string_view::npos ? 0 : dot + 1);
+  if (last.empty() || (last.size() > 1 && last[0] == '0')) return std::nullopt;
   std::int64_t k = 0;
   const auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), k);
-  if (ec != std::errc() || end != last.data() + last.size())
+  if (ec != std::errc() || end != last.data() + last.size()) return std::nullopt;
+  return k;
+}
+
+std::string repeat_name(std::string_view first, std::int64_t i) {
+  const std::optional<std::int64_t> k = last_index(first);
+  if (!k)
     throw Error(ErrorCode::kInternal, fmt::format("repeated module '{}' does not end in an index", first));
-  std::string out(first.substr(0, at));
-  out += std::to_string(k + i);
+  const std::size_t dot = first.rfind('.');
+  std::string out(first.substr(0, dot == std::string_view::npos ? 0 : dot + 1));
+  out += std::to_string(*k + i);
   return out;
 }
 
 namespace {
 
-class Expander {
- public:
-  explicit Expander(const TensorTree& from) : in_(from), latest_(from.tensors.size(), -1) {
-    first_tensor_.assign(in_.modules.size(), INT_MAX);
-    for (std::size_t t = 0; t < in_.tensors.size(); ++t) {
-      int& f = first_tensor_[static_cast<std::size_t>(in_.tensors[t].module)];
-      f = std::min(f, static_cast<int>(t));
+// Where each module's subtree lies: built while the module was open, it is one range of module
+// indices and one of tensor indices.
+struct SubtreeRanges {
+  std::vector<int> tensors_from, tensors_to;  // by module; INT_MAX / -1 when it holds no tensor
+  std::vector<int> modules_to;                // by module: one past its subtree's modules
+
+  explicit SubtreeRanges(const TensorTree& tree) {
+    const std::size_t nm = tree.modules.size();
+    tensors_from.assign(nm, INT_MAX);
+    tensors_to.assign(nm, -1);
+    modules_to.resize(nm);
+    for (std::size_t m = 0; m < nm; ++m) modules_to[m] = static_cast<int>(m) + 1;
+    for (std::size_t t = 0; t < tree.tensors.size(); ++t) {
+      const auto m = static_cast<std::size_t>(tree.tensors[t].module);
+      tensors_from[m] = std::min(tensors_from[m], static_cast<int>(t));
+      tensors_to[m] = std::max(tensors_to[m], static_cast<int>(t) + 1);
     }
-    for (std::size_t m = in_.modules.size(); m-- > 1;) {
-      int& up = first_tensor_[static_cast<std::size_t>(in_.modules[m].parent)];
-      up = std::min(up, first_tensor_[m]);
+    for (std::size_t m = nm; m-- > 1;) {  // a child always comes after its parent
+      const auto up = static_cast<std::size_t>(tree.modules[m].parent);
+      tensors_from[up] = std::min(tensors_from[up], tensors_from[m]);
+      tensors_to[up] = std::max(tensors_to[up], tensors_to[m]);
+      modules_to[up] = std::max(modules_to[up], modules_to[m]);
     }
   }
+};
+
+class Expander {
+ public:
+  explicit Expander(const TensorTree& from) : in_(from), ranges_(from), latest_(from.tensors.size(), -1) {}
 
   TensorTree run() {
     const std::vector<std::uint64_t> copies = in_.multiplicities();
@@ -56,7 +79,7 @@ class Expander {
     out_.modules.reserve(modules);
     out_.tensors.reserve(tensors);
     out_.no_split_classes = in_.no_split_classes;
-    emit(0, -1, in_.modules[0].name, Rename{0, {}});
+    emit(0, -1, in_.modules[0].name, CopyNames{});
     out_.reindex();
     if (std::string dup = out_.duplicate_name(); !dup.empty())
       throw Error(ErrorCode::kInternal, fmt::format("{} registered twice once repeats are named", dup));
@@ -64,14 +87,7 @@ class Expander {
   }
 
  private:
-  // Names below a copy: the compact name's first `strip` characters become `prefix`.
-  struct Rename {
-    std::size_t strip;
-    std::string prefix;
-    std::string operator()(const std::string& name) const { return prefix + name.substr(strip); }
-  };
-
-  void emit(int m, int parent, std::string name, const Rename& rename) {
+  void emit(int m, int parent, std::string name, const CopyNames& rename) {
     const ModuleNode& node = in_.modules[static_cast<std::size_t>(m)];
     const int self = static_cast<int>(out_.modules.size());
     ModuleNode copy;
@@ -88,14 +104,14 @@ class Expander {
     std::sort(own.begin(), own.end());
     auto next = own.begin();
     for (int c : node.children) {
-      const int before = first_tensor_[static_cast<std::size_t>(c)];
+      const int before = ranges_.tensors_from[static_cast<std::size_t>(c)];
       for (; next != own.end() && *next < before; ++next) tensor(*next, self, rename);
       child(c, self, rename);
     }
     for (; next != own.end(); ++next) tensor(*next, self, rename);
   }
 
-  void child(int c, int parent, const Rename& rename) {
+  void child(int c, int parent, const CopyNames& rename) {
     const ModuleNode& node = in_.modules[static_cast<std::size_t>(c)];
     const std::string first = rename(node.name);
     if (node.repeat <= 1) {
@@ -104,12 +120,12 @@ class Expander {
     }
     for (std::int64_t i = 0; i < node.repeat; ++i) {
       std::string name = i == 0 ? first : repeat_name(first, i);
-      Rename inner{node.name.size(), name};
+      CopyNames inner{node.name.size(), name};
       emit(c, parent, std::move(name), inner);
     }
   }
 
-  void tensor(int t, int module, const Rename& rename) {
+  void tensor(int t, int module, const CopyNames& rename) {
     const TensorInfo& x = in_.tensors[static_cast<std::size_t>(t)];
     TensorInfo copy = x;
     copy.name = rename(x.name);
@@ -124,9 +140,9 @@ class Expander {
   }
 
   const TensorTree& in_;
+  const SubtreeRanges ranges_;
   TensorTree out_;
-  std::vector<int> first_tensor_;  // by compact module: its subtree's first tensor (INT_MAX: none)
-  std::vector<int> latest_;        // by compact tensor: the index of its latest copy
+  std::vector<int> latest_;  // by compact tensor: the index of its latest copy
 };
 
 // Folds runs of identical siblings named by consecutive indices. A module's subtree occupies one
@@ -134,23 +150,7 @@ class Expander {
 // are the same when their ranges match entry by entry, names compared below their own name.
 class Compactor {
  public:
-  explicit Compactor(const TensorTree& from) : in_(from) {
-    const std::size_t nm = in_.modules.size();
-    tensors_from_.assign(nm, INT_MAX);
-    tensors_to_.assign(nm, -1);
-    modules_to_.resize(nm);
-    for (std::size_t m = 0; m < nm; ++m) modules_to_[m] = static_cast<int>(m) + 1;
-    for (std::size_t t = 0; t < in_.tensors.size(); ++t) {
-      const auto m = static_cast<std::size_t>(in_.tensors[t].module);
-      tensors_from_[m] = std::min(tensors_from_[m], static_cast<int>(t));
-      tensors_to_[m] = std::max(tensors_to_[m], static_cast<int>(t) + 1);
-    }
-    for (std::size_t m = nm; m-- > 1;) {
-      const auto up = static_cast<std::size_t>(in_.modules[m].parent);
-      tensors_from_[up] = std::min(tensors_from_[up], tensors_from_[m]);
-      tensors_to_[up] = std::max(tensors_to_[up], tensors_to_[m]);
-      modules_to_[up] = std::max(modules_to_[up], modules_to_[m]);
-    }
+  explicit Compactor(const TensorTree& from) : in_(from), ranges_(from) {
     // A tie target must stay where its alias finds it: a copy holding one is never dropped.
     target_.assign(in_.tensors.size(), 0);
     for (const TensorInfo& t : in_.tensors)
@@ -168,28 +168,18 @@ class Compactor {
   }
 
  private:
-  static std::optional<std::int64_t> index_of(const std::string& name) {
-    const std::size_t dot = name.rfind('.');
-    const std::string_view last = std::string_view(name).substr(dot == std::string::npos ? 0 : dot + 1);
-    if (last.empty() || (last.size() > 1 && last[0] == '0')) return std::nullopt;
-    std::int64_t k = 0;
-    const auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), k);
-    if (ec != std::errc() || end != last.data() + last.size()) return std::nullopt;
-    return k;
-  }
-
   void fold_children(int parent) {
     const std::vector<int>& ch = in_.modules[static_cast<std::size_t>(parent)].children;
     std::size_t i = 0;
     while (i < ch.size()) {
       const int first = ch[i];
-      std::optional<std::int64_t> start = index_of(in_.modules[static_cast<std::size_t>(first)].name);
+      std::optional<std::int64_t> start = last_index(in_.modules[static_cast<std::size_t>(first)].name);
       std::size_t j = i + 1;
       if (start) {
         std::int64_t count = repeat_[static_cast<std::size_t>(first)];
         for (; j < ch.size(); ++j) {
           const int next = ch[j];
-          const auto k = index_of(in_.modules[static_cast<std::size_t>(next)].name);
+          const auto k = last_index(in_.modules[static_cast<std::size_t>(next)].name);
           if (!k || *k != *start + count || !adjacent(ch[j - 1], next) || !droppable(next) || !same(first, next)) break;
           count += repeat_[static_cast<std::size_t>(next)];
           drop(next);
@@ -202,7 +192,7 @@ class Compactor {
 
   // No tensor of the parent lies between the two siblings' tensors.
   bool adjacent(int a, int b) const {
-    const int a_to = tensors_to_[static_cast<std::size_t>(a)], b_from = tensors_from_[static_cast<std::size_t>(b)];
+    const int a_to = ranges_.tensors_to[static_cast<std::size_t>(a)], b_from = ranges_.tensors_from[static_cast<std::size_t>(b)];
     return a_to < 0 || b_from == INT_MAX || a_to == b_from;
   }
 
@@ -213,22 +203,22 @@ class Compactor {
   }
 
   int first_tensor(int m) const {
-    const int f = tensors_from_[static_cast<std::size_t>(m)];
+    const int f = ranges_.tensors_from[static_cast<std::size_t>(m)];
     return f == INT_MAX ? 0 : f;
   }
   int tensor_count(int m) const {
-    const int to = tensors_to_[static_cast<std::size_t>(m)];
-    return to < 0 ? 0 : to - tensors_from_[static_cast<std::size_t>(m)];
+    const int to = ranges_.tensors_to[static_cast<std::size_t>(m)];
+    return to < 0 ? 0 : to - ranges_.tensors_from[static_cast<std::size_t>(m)];
   }
 
   bool same(int a, int b) const {
     const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
-    if (modules_to_[ua] - a != modules_to_[ub] - b) return false;
+    if (ranges_.modules_to[ua] - a != ranges_.modules_to[ub] - b) return false;
     const int ta = first_tensor(a), tb = first_tensor(b);
     if (tensor_count(a) != tensor_count(b)) return false;
     const std::size_t na = in_.modules[ua].name.size(), nb = in_.modules[ub].name.size();
     auto below = [](const std::string& s, std::size_t n) { return std::string_view(s).substr(n); };
-    for (int i = 0; a + i < modules_to_[ua]; ++i) {
+    for (int i = 0; a + i < ranges_.modules_to[ua]; ++i) {
       const ModuleNode& x = in_.modules[static_cast<std::size_t>(a + i)];
       const ModuleNode& y = in_.modules[static_cast<std::size_t>(b + i)];
       if (x.class_name != y.class_name || x.era != y.era || x.repeat != y.repeat ||
@@ -255,7 +245,7 @@ class Compactor {
   }
 
   void drop(int m) {
-    for (int i = m; i < modules_to_[static_cast<std::size_t>(m)]; ++i) keep_module_[static_cast<std::size_t>(i)] = 0;
+    for (int i = m; i < ranges_.modules_to[static_cast<std::size_t>(m)]; ++i) keep_module_[static_cast<std::size_t>(i)] = 0;
   }
 
   // The input (owned by the caller, no longer read) narrowed to the first copy of each run.
@@ -268,8 +258,7 @@ class Compactor {
   }
 
   const TensorTree& in_;
-  std::vector<int> tensors_from_, tensors_to_;  // by module: its subtree's tensor range
-  std::vector<int> modules_to_;                 // by module: one past its subtree's modules
+  const SubtreeRanges ranges_;
   std::vector<char> target_;                    // by tensor: an alias points at it
   std::vector<char> keep_module_;
   std::vector<std::int64_t> repeat_;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -194,5 +195,20 @@ TensorTree compact(TensorTree tree);
 
 // The name of copy `i` of a repeated module named `first` ("a.experts.0", 5 → "a.experts.5").
 std::string repeat_name(std::string_view first, std::int64_t i);
+// The index a name ends in ("a.experts.12" → 12; "7" → 7), or nothing when its last component is
+// not a plain decimal index (empty, a leading zero, other characters).
+std::optional<std::int64_t> last_index(std::string_view name);
+
+// Names below one copy of a repeated module: a name's first `strip` characters (the module's
+// compact name) become `prefix` (that copy's own name). The default renames nothing.
+struct CopyNames {
+  std::size_t strip = 0;
+  std::string prefix;
+  std::string operator()(std::string_view name) const {
+    std::string out = prefix;
+    out.append(name.substr(strip));
+    return out;
+  }
+};
 
 }  // namespace memfit
