@@ -8,6 +8,7 @@
 #include "memfit/memory/module_sizes.h"
 #include "memfit/model/arch.h"
 #include "memfit/model/config.h"
+#include "memfit/model/keep_fp32.h"
 #include "memfit/model/model_class.h"
 #include "memfit/report/ascii_table.h"
 #include "memfit/report/convert_bytes.h"
@@ -75,9 +76,10 @@ struct RowSizer {
   int bits[2] = {0, 0};
 
   ModuleSizes operator()(const SizeOptions& opt) {
-    // Tensors kept in float32 are not linear in b (float16 and bfloat16 differ for
-    // _keep_in_fp32_modules): such a tree is sized row by row.
-    if (has_kept_fp32()) return compute_module_sizes(tree, opt, order);
+    // A tensor kept in float32 at this row's dtype (transformers' keep-in-fp32 rules apply to
+    // float16 and bfloat16 loads only) is not A + B·b: that row is sized on its own and never
+    // serves a derivation. The float32 and integer rows keep nothing and stay linear.
+    if (opt.keep_fp32 && keeps_any(*opt.dtype)) return compute_module_sizes(tree, opt, order);
     const int b = dtype_bits(*opt.dtype);
     if (b == bits[0]) return sized[0];
     if (b == bits[1]) return sized[1];
@@ -99,13 +101,10 @@ struct RowSizer {
     }
     return s;
   }
-  bool has_kept_fp32() {
-    if (kept_known < 0)
-      kept_known = std::any_of(tree.tensors.begin(), tree.tensors.end(),
-                               [](const TensorInfo& t) { return t.keep_fp32 != KeepFp32::kNo; });
-    return kept_known == 1;
+  bool keeps_any(DType load) const {
+    return std::any_of(tree.tensors.begin(), tree.tensors.end(),
+                       [&](const TensorInfo& t) { return kept_in_fp32(t.keep_fp32, load); });
   }
-  int kept_known = -1;  // -1: not looked yet
   // x: the wider sizing, becoming width b; narrow: the narrower one.
   void derive(std::vector<Bits>& x, const std::vector<Bits>& narrow, int b) const {
     const auto step = static_cast<Bits>(bits[0] - bits[1]), drop = static_cast<Bits>(bits[0] - b);
