@@ -340,6 +340,7 @@ int default_compute_threads(const LoadedModel& model, const ExecOptions& options
 std::vector<std::int64_t> Executor::generate(const std::vector<std::int64_t>& prompt, int new_tokens) {
   ForwardState s;
   s.use_cache = true;
+  s.capacity = static_cast<std::int64_t>(prompt.size()) + new_tokens;
   std::vector<std::int64_t> out;
   at::Tensor ids = at::tensor(prompt, at::TensorOptions().dtype(at::kLong)).view({1, -1});
   for (int i = 0; i < new_tokens; ++i) {

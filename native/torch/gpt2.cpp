@@ -2,6 +2,7 @@
 // README's "math a native implementation must match": Conv1D weights stored [in, out]
 // (y = x·W + b via addmm), c_attn split q|k|v, gelu_new (tanh form), tied lm_head = wte.
 #include <cmath>
+#include <tuple>
 
 #include "load_plan.h"
 #include "model_program.h"
@@ -70,13 +71,7 @@ class Gpt2Program final : public ModelProgram {
     const auto q = split_heads(qkv[0], t_.heads);
     auto k = split_heads(qkv[1], t_.heads);
     auto v = split_heads(qkv[2], t_.heads);
-    if (s.use_cache) {
-      auto& ck = s.keys[static_cast<std::size_t>(layer)];
-      auto& cv = s.values[static_cast<std::size_t>(layer)];
-      if (ck.defined()) k = at::cat({ck, k}, 2), v = at::cat({cv, v}, 2);
-      ck = k;
-      cv = v;
-    }
+    std::tie(k, v) = s.cached_kv(layer, k, v);
     const std::int64_t T = q.size(2), S = k.size(2);
     // transformers: matmul, then ÷ torch.full([], head_dim ** 0.5), causal where(), softmax.
     auto scores = at::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(v.size(-1)));

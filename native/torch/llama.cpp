@@ -3,6 +3,7 @@
 // the positions), GQA (query head j uses KV head j / (heads / kv_heads)), SwiGLU MLP, separate
 // lm_head, logits cast to float32.
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -95,13 +96,7 @@ class LlamaProgram final : public ModelProgram {
     const auto sin = sin_.to(q.scalar_type()).unsqueeze(0).unsqueeze(0);
     q = q * cos + rotate_half(q) * sin;
     k = k * cos + rotate_half(k) * sin;
-    if (s.use_cache) {
-      auto& ck = s.keys[static_cast<std::size_t>(layer)];
-      auto& cv = s.values[static_cast<std::size_t>(layer)];
-      if (ck.defined()) k = at::cat({ck, k}, 2), v = at::cat({cv, v}, 2);
-      ck = k;
-      cv = v;
-    }
+    std::tie(k, v) = s.cached_kv(layer, k, v);
     const auto rep = t_.heads / t_.kv_heads;
     k = repeat_kv(k, rep);
     v = repeat_kv(v, rep);

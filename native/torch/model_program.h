@@ -55,7 +55,18 @@ struct ForwardState {
   at::Tensor logits;      // [B, T, V] float32, set by the last stage
   std::int64_t past = 0;
   bool use_cache = false;
-  std::vector<at::Tensor> keys, values;  // per layer: [B, kv_heads, past + T, head_dim]
+  // Positions the cache is allocated for (prompt + new tokens); 0: the first forward's length.
+  // A forward past it grows the cache (one copy, doubling), so a caller that knows the context
+  // length pays no copy at all.
+  std::int64_t capacity = 0;
+  // Per layer: [B, kv_heads, capacity, head_dim] on the device the layer's attention ran on
+  // (its execution device), in the dtype of its keys; positions [0, past) are filled.
+  std::vector<at::Tensor> keys, values;
+
+  // Attention's keys/values for `layer`: with a cache, this forward's k/v [B, kv, T, d] are
+  // written at positions past … past+T-1 and the views of positions 0 … past+T-1 come back;
+  // without one, k and v themselves. Every family calls this (kv_cache.cpp).
+  std::pair<at::Tensor, at::Tensor> cached_kv(std::int64_t layer, const at::Tensor& k, const at::Tensor& v);
 };
 
 class ModelProgram {
