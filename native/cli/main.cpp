@@ -13,7 +13,7 @@
 #include "memfit/plan/strategy.h"
 
 int main(int argc, char** argv) {
-  // `memfit load|forward` run on LibTorch in memfit-torch (next to this binary), so that the
+  // `memfit load|forward|generate` run on LibTorch in memfit-torch (next to this binary), so that the
   // estimator never links or loads LibTorch.
   if (argc >= 2 && memfit::cli::is_torch_subcommand(argv[1])) return memfit::cli::exec_torch(argc, argv);
   CLI::App app{"memfit: memory estimates and device maps for large models"};
@@ -114,6 +114,7 @@ int main(int argc, char** argv) {
   // Listed for --help only: main() hands them to memfit-torch before parsing.
   app.add_subcommand("load", "Validate, load and place a checkpoint by a device map (LibTorch: memfit-torch)");
   app.add_subcommand("forward", "Run a model to logits, offloaded blocks streamed with prefetch (memfit-torch)");
+  app.add_subcommand("generate", "Generate text from a prompt, streaming it (memfit-torch)");
 
   memfit::cli::ShardArgs sh;
   CLI::App* shard = app.add_subcommand(

@@ -14,7 +14,7 @@
 
 namespace memfit::cli {
 
-bool is_torch_subcommand(std::string_view arg) { return arg == "load" || arg == "forward"; }
+bool is_torch_subcommand(std::string_view arg) { return arg == "load" || arg == "forward" || arg == "generate"; }
 
 int exec_torch(int argc, char** argv) {
   std::error_code ec;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "failure.h"
+#include "generation.h"
 #include "torch_types.h"
 
 #ifdef MEMFIT_TORCH_CUDA
@@ -259,6 +260,7 @@ at::Tensor Executor::forward(const at::Tensor& input_ids, ForwardState* state) {
   const auto t0 = Clock::now();
   ForwardState local;
   ForwardState& s = state ? *state : local;
+  check_input(input_ids, s.use_cache ? s.past : 0);
   s.input_ids = input_ids.to(at::TensorOptions().dtype(at::kLong).device(model_.exec_device));
   if (s.use_cache && s.keys.empty()) {
     s.keys.resize(static_cast<std::size_t>(program_.layers()));
@@ -329,6 +331,33 @@ at::Tensor Executor::forward(const at::Tensor& input_ids, ForwardState* state) {
   return logits;
 }
 
+void Executor::check_input(const at::Tensor& input_ids, std::int64_t past) const {
+  if (input_ids.dim() != 2 || input_ids.numel() == 0)
+    throw Failure{FailureKind::kUsage, fmt::format("the prompt is empty: a forward needs token ids [batch, tokens] "
+                                                   "with at least one id (got shape [{}])",
+                                                   fmt::join(input_ids.sizes().vec(), ", "))};
+  const at::Tensor ids = input_ids.to(at::kCPU).to(at::kLong);
+  const std::int64_t lo = ids.min().item<std::int64_t>(), hi = ids.max().item<std::int64_t>();
+  for (const std::string& name : program_.stages().front().gathered) {
+    const StoredWeight* w = model_.find(name);
+    if (!w || w->tensor.dim() < 1) continue;
+    const std::int64_t rows = w->tensor.size(0);
+    if (lo < 0 || hi >= rows)
+      throw Failure{FailureKind::kUsage,
+                    fmt::format("token id {} is out of range: the embedding '{}' has {} rows (ids 0 … {})",
+                                lo < 0 ? lo : hi, name, rows, rows - 1)};
+  }
+  const std::int64_t limit = program_.position_limit(), end = past + input_ids.size(1);
+  if (limit > 0 && end > limit)
+    throw Failure{FailureKind::kUsage,
+                  fmt::format("{} positions ({} cached + {} new) exceed the model's {} learned positions",
+                              end, past, input_ids.size(1), limit)};
+}
+
+at::ScalarType default_compute_dtype(const LoadedModel& model) {
+  return model.exec_device.is_cuda() ? model.dtype : at::kFloat;
+}
+
 int default_compute_threads(const LoadedModel& model, const ExecOptions& options) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!options.prefetch || !model.exec_device.is_cpu() || cores == 1) return cores;
@@ -338,18 +367,10 @@ int default_compute_threads(const LoadedModel& model, const ExecOptions& options
 }
 
 std::vector<std::int64_t> Executor::generate(const std::vector<std::int64_t>& prompt, int new_tokens) {
-  ForwardState s;
-  s.use_cache = true;
-  s.capacity = static_cast<std::int64_t>(prompt.size()) + new_tokens;
-  std::vector<std::int64_t> out;
-  at::Tensor ids = at::tensor(prompt, at::TensorOptions().dtype(at::kLong)).view({1, -1});
-  for (int i = 0; i < new_tokens; ++i) {
-    const at::Tensor logits = forward(ids, &s);
-    const std::int64_t next = logits.select(1, logits.size(1) - 1).argmax(-1).item<std::int64_t>();
-    out.push_back(next);
-    ids = at::tensor(std::vector<std::int64_t>{next}, at::TensorOptions().dtype(at::kLong)).view({1, 1});
-  }
-  return out;
+  GenerateRequest r;
+  r.prompt = prompt;
+  r.max_new_tokens = new_tokens;
+  return torchrt::generate(*this, r).new_ids;
 }
 
 void OffloadHook::pre_forward() {

@@ -32,7 +32,7 @@ namespace memfit::torchrt {
 struct ExecOptions {
   bool prefetch = true;
   int prefetch_depth = 1;               // stages fetched ahead of the running one
-  at::ScalarType compute_dtype = at::kFloat;
+  at::ScalarType compute_dtype = at::kFloat;  // compute_dtype_for(): float32 on a CPU
   bool prefetch_next_forward = true;    // at the end of a forward, fetch the next one's first
                                         // stages (generation calls forward once per token)
   bool evict_page_cache = false;        // also drop disk weights from the page cache after use
@@ -81,6 +81,9 @@ class Executor {
     };
     std::vector<Rows> rows;  // the gathered disk weights
   };
+  // Names what a forward cannot take before anything runs: no ids, an id outside the embedding
+  // table, more positions than a learned position table has.
+  void check_input(const at::Tensor& input_ids, std::int64_t past) const;
   std::shared_ptr<Fetched> fetch(std::size_t stage) const;
   void release(Fetched& f);
   void gather_rows(std::size_t stage, const ForwardState& s, StageWeights& w);
@@ -111,6 +114,11 @@ class Executor {
 // barriers; with the reader taking a core, each barrier waits for a descheduled worker (2 cores,
 // 2 workers + reader: a layer runs an order of magnitude slower than with 1 worker + reader).
 int default_compute_threads(const LoadedModel& model, const ExecOptions& options);
+
+// The dtype blocks compute in when the user names none: the weights' own on a GPU; float32 on a
+// CPU, where LibTorch 1.13 has no half-precision GEMM and its bfloat16 is slow without AVX-512 —
+// half-precision weights stay half in memory and are cast block by block as they are staged.
+at::ScalarType default_compute_dtype(const LoadedModel& model);
 
 // cpu_offload_with_hook: a model of a pipeline whose streamed weights are brought to the
 // execution device as a whole before it runs, and stay there until the next model's hook runs

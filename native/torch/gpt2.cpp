@@ -43,6 +43,8 @@ class Gpt2Program final : public ModelProgram {
       stages_.push_back({block, tensors_under(tree, block)});
     }
     stages_.push_back({"head", {p + "ln_f.weight", p + "ln_f.bias", t_.lm_head}});
+    if (const int wpe = tree.find_tensor(p + "wpe.weight"); wpe >= 0)
+      position_limit_ = tree.tensors[static_cast<std::size_t>(wpe)].shape.at(0);
   }
 
   std::int64_t layers() const override { return t_.layers; }

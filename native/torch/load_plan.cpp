@@ -135,14 +135,51 @@ std::vector<std::string> tensors_under(const TensorTree& tree, const std::string
   return out;
 }
 
+namespace {
+
+// The dtype weights keep in memory when --dtype names none: the checkpoint's own — the floating
+// dtype holding most of its bytes — so a bf16 7B stays 14 GB instead of transformers 4.x's
+// float32 default doubling it (transformers 5 and `torch_dtype="auto"` keep it too). Computing
+// upcasts per block where the device needs it (Executor: float32 on a CPU).
+DType stored_dtype(const checkpoint::Checkpoint& source) {
+  std::vector<std::pair<DType, std::uint64_t>> bytes;
+  for (const auto& t : source.tensors) {
+    if (!is_floating(t.dtype) || t.dtype == DType::kF64) continue;
+    auto it = std::find_if(bytes.begin(), bytes.end(), [&](const auto& b) { return b.first == t.dtype; });
+    if (it == bytes.end()) bytes.emplace_back(t.dtype, t.nbytes);
+    else it->second += t.nbytes;
+  }
+  if (bytes.empty()) return DType::kF32;
+  return std::max_element(bytes.begin(), bytes.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+// A parameter stored in a dtype the runtime cannot compute with (int8/fp8/packed 4-bit weights
+// of a quantized checkpoint) is refused before anything is mapped, naming the first such tensor.
+void check_computable(const LoadPlan& lp) {
+  for (const PlacedWeight& w : lp.weights) {
+    const checkpoint::TensorRecord& r = lp.source.tensors[w.record];
+    const int t = lp.tree.find_tensor(w.model_name);
+    const bool parameter = t >= 0 && lp.tree.tensors[static_cast<std::size_t>(t)].kind == TensorKind::kParameter;
+    const bool computable = r.dtype == DType::kF16 || r.dtype == DType::kBF16 || r.dtype == DType::kF32 ||
+                            r.dtype == DType::kF64;
+    if (parameter && !computable)
+      throw Failure{FailureKind::kUnsupported,
+                    fmt::format("{}: tensor '{}' is stored as {}; memfit-torch computes with F32, F16, BF16 or F64 "
+                                "weights (a quantized checkpoint needs its dequantization, which is not implemented)",
+                                lp.source.path, r.name, safetensors_name(r.dtype))};
+  }
+}
+
+}  // namespace
+
 LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inv) {
   LoadPlan lp;
   const std::string cfg_path = config_path(req);
   const std::string config_text = io::read_file(cfg_path);
-  lp.dtype = req.dtype.value_or(DType::kF32);
-  if (!is_floating(lp.dtype))
+  if (req.dtype && !is_floating(*req.dtype))
     throw Failure{FailureKind::kUsage, fmt::format("--dtype {}: weights can be loaded in a floating dtype only",
-                                                torch_name(lp.dtype))};
+                                                torch_name(*req.dtype))};
 
   EstimateRequest er;
   er.config_text = config_text;
@@ -153,6 +190,7 @@ LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inv) {
   lp.tree = for_era(lp.model.tree, /*legacy=*/false);
 
   lp.source = checkpoint::open_checkpoint(req.checkpoint);  // headers only: shards checked, nothing mapped
+  lp.dtype = req.dtype ? *req.dtype : stored_dtype(lp.source);
   lp.comparison = compare_trees(lp.tree, lp.source.tree_tensors(), std::nullopt);
   check_comparison(lp.comparison, req, req.checkpoint);
 
@@ -177,6 +215,7 @@ LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inv) {
     if (!d) throw Failure{FailureKind::kUsage, fmt::format("device map: no key covers '{}'", name)};
     lp.weights.push_back({i, name, *d});
   }
+  check_computable(lp);
   return lp;
 }
 

@@ -32,7 +32,7 @@ struct LoadRequest {
   // a JSON file, or inline JSON ('{"": "disk"}').
   std::string device_map;
   std::string max_memory;      // "0=8GiB,cpu=16GiB"; "" = what the inventory says is free
-  std::optional<DType> dtype;  // weights in memory; default float32 (transformers' default)
+  std::optional<DType> dtype;  // weights in memory; default: the checkpoint's (stored_dtype)
   bool allow_missing = false;
   bool ignore_unexpected = false;
 };

@@ -75,9 +75,13 @@ class ModelProgram {
   const std::vector<StageSpec>& stages() const { return stages_; }
   virtual void run(std::size_t stage, const StageWeights& w, ForwardState& s) const = 0;
   virtual std::int64_t layers() const = 0;
+  // Positions a forward may reach at most: a learned position table's rows (GPT-2's wpe). 0 when
+  // positions are computed (RoPE), which run past max_position_embeddings as transformers lets them.
+  std::int64_t position_limit() const { return position_limit_; }
 
  protected:
   std::vector<StageSpec> stages_;
+  std::int64_t position_limit_ = 0;
 };
 
 // The program for this config's model_type; throws Failure(kUnsupported) listing the

@@ -12,7 +12,7 @@
 namespace memfit::torchrt {
 namespace {
 
-// One option: a text value, an integer in [lo, hi], or a flag.
+// One option: a text value, an integer in [lo, hi], a flag, or a repeatable text value.
 struct Option {
   const char* name;
   const char* help;
@@ -20,6 +20,7 @@ struct Option {
   int* number = nullptr;
   bool* flag = nullptr;
   int lo = 0, hi = 0;
+  std::vector<std::string>* list = nullptr;
 };
 
 Option text(const char* name, std::string* to, const char* help) { return {name, help, to}; }
@@ -27,6 +28,9 @@ Option number(const char* name, int* to, int lo, int hi, const char* help) {
   return {name, help, nullptr, to, nullptr, lo, hi};
 }
 Option flag(const char* name, bool* to, const char* help) { return {name, help, nullptr, nullptr, to}; }
+Option list(const char* name, std::vector<std::string>* to, const char* help) {
+  return {name, help, nullptr, nullptr, nullptr, 0, 0, to};
+}
 
 [[noreturn]] void usage(std::string message) { throw Failure{FailureKind::kUsage, std::move(message)}; }
 
@@ -50,18 +54,47 @@ std::vector<Option> load_options(LoadArgs& a) {
   return out;
 }
 
-std::vector<Option> forward_options(ForwardArgs& a) {
-  std::vector<Option> out{text("--tokens", &a.tokens, "token ids, e.g. 464,2068,7586; rows separated by ';' (required)")};
-  add_placement(out, a.placement);
+void add_exec(std::vector<Option>& out, ExecArgs& a) {
   out.push_back(flag("--no-prefetch", &a.no_prefetch, "fetch each block's weights only when it runs"));
   out.push_back(number("--prefetch-depth", &a.prefetch_depth, 1, 64, "blocks fetched ahead (default 1)"));
   out.push_back(number("--threads", &a.threads, 0, 1024,
                        "compute threads: OpenBLAS's where LibTorch calls a threaded OpenBLAS, else LibTorch's "
                        "(default: one per core; one fewer when disk weights stream with prefetch)"));
+  out.push_back(text("--compute-dtype", &a.compute_dtype,
+                     "dtype blocks compute in (default: float32 on a CPU, the weights' dtype on a GPU)"));
+  out.push_back(flag("--evict", &a.evict, "drop disk weights from the page cache after use (benchmarks)"));
+}
+
+std::vector<Option> forward_options(ForwardArgs& a) {
+  std::vector<Option> out{text("--tokens", &a.tokens, "token ids, e.g. 464,2068,7586; rows separated by ';' (required)")};
+  add_placement(out, a.placement);
+  add_exec(out, a.exec);
   out.push_back(number("--generate", &a.generate, 0, 4096, "greedy new tokens after the prompt (KV cache)"));
   out.push_back(number("--repeat", &a.repeat, 1, 1000, "forward passes to run (timing)"));
-  out.push_back(flag("--evict", &a.evict, "drop disk weights from the page cache after use (benchmarks)"));
   out.push_back(flag("--json", &a.json, "print JSON: shape, last_logits, seconds, …"));
+  return out;
+}
+
+std::vector<Option> generate_options(GenerateArgs& a) {
+  std::vector<Option> out{
+      text("--prompt", &a.prompt, "prompt text, tokenized with the model's tokenizer"),
+      text("--tokens", &a.tokens, "prompt token ids instead, e.g. 464,2068,7586"),
+      text("--chat", &a.chat, "one user message, formatted by the model's chat_template"),
+      text("--tokenizer", &a.tokenizer, "tokenizer.json or its folder (default: next to the weights)"),
+      number("--max-new-tokens", &a.max_new_tokens, 1, 1 << 20, "tokens to generate at most (default 20)"),
+      flag("--greedy", &a.greedy, "always the most likely token (the default without --temperature)"),
+      text("--temperature", &a.temperature, "sample at this temperature (> 0)"),
+      number("--top-k", &a.top_k, 0, 1 << 30, "sample among the k most likely tokens (0: all)"),
+      text("--top-p", &a.top_p, "sample within this probability mass (0 < p <= 1)"),
+      number("--seed", &a.seed, 0, 2147483647, "sampling seed (default 0)"),
+      text("--repetition-penalty", &a.repetition_penalty, "penalize tokens already seen (> 0; 1 = off)"),
+      list("--stop", &a.stop, "stop when the text contains STR (repeatable)"),
+      flag("--no-special", &a.no_special, "add no special tokens (BOS) to --prompt"),
+  };
+  add_placement(out, a.placement);
+  add_exec(out, a.exec);
+  out.push_back(flag("--stats", &a.stats, "print tokens/s, prefill time and bytes streamed per token"));
+  out.push_back(flag("--json", &a.json, "print JSON: prompt_ids, new_token_ids, text, stopped_at, stats"));
   return out;
 }
 
@@ -74,6 +107,10 @@ std::string help_text(const std::string& command, const char* what, const std::v
 }
 
 void set(const Option& o, std::string_view value) {
+  if (o.list) {
+    o.list->emplace_back(value);
+    return;
+  }
   if (o.text) {
     *o.text = std::string(value);
     return;
@@ -139,13 +176,22 @@ TorchCommand parse_torch_command(int argc, const char* const* argv) {
       usage("--tokens is required (token ids, e.g. 464,2068,7586)");
     return c;
   }
-  if (command == "--help" || command == "-h") {
-    c.help = "memfit-torch: load and run models on LibTorch (as `memfit load` / `memfit forward`)\n"
-             "Usage: memfit load|forward DIR [OPTIONS]  (--help after either lists its options)\n";
+  if (command == "generate") {
+    parse(TorchCommand::Kind::kGenerate, generate_options(c.generate), c.generate.dir,
+          "Generate text: tokenize the prompt, decode token by token with a KV cache, stream the text");
+    const GenerateArgs& g = c.generate;
+    const int given = !g.prompt.empty() + !g.tokens.empty() + !g.chat.empty();
+    if (c.kind == TorchCommand::Kind::kGenerate && given != 1)
+      usage("generate needs exactly one of --prompt TEXT, --tokens IDS or --chat TEXT");
     return c;
   }
-  usage(command.empty() ? "a command is required: load or forward"
-                        : fmt::format("unknown command '{}': load or forward", command));
+  if (command == "--help" || command == "-h") {
+    c.help = "memfit-torch: load and run models on LibTorch (as `memfit load|forward|generate`)\n"
+             "Usage: memfit load|forward|generate DIR [OPTIONS]  (--help after one lists its options)\n";
+    return c;
+  }
+  usage(command.empty() ? "a command is required: load, forward or generate"
+                        : fmt::format("unknown command '{}': load, forward or generate", command));
 }
 
 }  // namespace memfit::torchrt

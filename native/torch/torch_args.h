@@ -1,5 +1,6 @@
 // native/torch/torch_args.h — memfit-torch's command line: `load DIR [options]` and
-// `forward DIR --tokens IDS [options]`, as `memfit load|forward` hands them over.
+// `forward DIR --tokens IDS [options]`, `generate DIR --prompt TEXT [options]`, as `memfit` hands
+// them over.
 //
 // A parser of its own, so memfit-torch links no CLI library: `--name value` or `--name=value`,
 // flags without a value, one positional DIR, `--help`. Numbers are checked against their ranges.
@@ -12,9 +13,10 @@
 namespace memfit::torchrt {
 
 struct TorchCommand {
-  enum class Kind { kLoad, kForward, kHelp } kind = Kind::kHelp;
+  enum class Kind { kLoad, kForward, kGenerate, kHelp } kind = Kind::kHelp;
   LoadArgs load;
   ForwardArgs forward;
+  GenerateArgs generate;
   std::string help;  // kHelp: the text to print
 };
 

@@ -6,8 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "compute_threads.h"
-#include "executor.h"
+#include "command_setup.h"
 #include "failure.h"
 #include "memfit/plan/plan.h"
 #include "memfit/report/convert_bytes.h"
@@ -15,7 +14,6 @@
 #include "torch_types.h"
 
 namespace memfit::torchrt {
-using OJson = nlohmann::ordered_json;
 
 namespace {
 
@@ -39,6 +37,8 @@ LoadRequest request_of(const std::string& dir, const PlacementArgs& p) {
   return r;
 }
 
+}  // namespace
+
 std::unique_ptr<LoadedModel> load_with_progress(const std::string& dir, const PlacementArgs& p) {
   LoadPlan plan = make_load_plan(request_of(dir, p), device_inventory());
   for (const auto& w : plan.source.warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
@@ -55,6 +55,8 @@ std::unique_ptr<LoadedModel> load_with_progress(const std::string& dir, const Pl
   return load_model(std::move(plan), opt);
 }
 
+namespace {
+
 OJson placement_json(const LoadedModel& m) {
   OJson per = OJson::object();
   for (const auto& w : m.weights) {
@@ -65,6 +67,8 @@ OJson placement_json(const LoadedModel& m) {
   }
   return per;
 }
+
+}  // namespace
 
 OJson load_json(const LoadedModel& m) {
   const LoadStats& s = m.stats;
@@ -91,6 +95,8 @@ OJson load_json(const LoadedModel& m) {
   j["cpu_resident_bytes"] = s.cpu_bytes;
   return j;
 }
+
+namespace {
 
 void print_load_text(const LoadedModel& m) {
   const LoadStats& s = m.stats;
@@ -147,17 +153,36 @@ void run_load(const LoadArgs& args) {
   else print_load_text(*model);
 }
 
+ExecSetup::ExecSetup(const std::string& dir, const PlacementArgs& placement, const ExecArgs& args)
+    : model(load_with_progress(dir, placement)),
+      program(make_program(model->plan.model_type, model->plan.model, model->plan.tree)) {
+  options.prefetch = !args.no_prefetch;
+  options.prefetch_depth = args.prefetch_depth;
+  options.evict_page_cache = args.evict;
+  options.compute_dtype = default_compute_dtype(*model);
+  if (!args.compute_dtype.empty()) {
+    const auto dt = dtype_from_name(args.compute_dtype);
+    if (!dt || !is_floating(*dt))
+      throw Failure{FailureKind::kUsage,
+                    fmt::format("--compute-dtype: '{}' is not a floating dtype (float32, float16, bfloat16)",
+                                args.compute_dtype)};
+    options.compute_dtype = to_scalar_type(*dt, "--compute-dtype");
+  }
+  threads = args.threads > 0 ? args.threads : default_compute_threads(*model, options);
+  split = apply_compute_threads(threads);
+  exec = std::make_unique<Executor>(*model, *program, options);
+}
+
+ExecSetup::~ExecSetup() = default;
+
 void run_forward(const ForwardArgs& args) {
   const auto rows = parse_token_rows(args.tokens);
-  const auto model = load_with_progress(args.dir, args.placement);
-  const auto program = make_program(model->plan.model_type, model->plan.model, model->plan.tree);
-  ExecOptions opt;
-  opt.prefetch = !args.no_prefetch;
-  opt.prefetch_depth = args.prefetch_depth;
-  opt.evict_page_cache = args.evict;
-  const int threads = args.threads > 0 ? args.threads : default_compute_threads(*model, opt);
-  const ComputeThreads split = apply_compute_threads(threads);
-  Executor exec(*model, *program, opt);
+  ExecSetup setup(args.dir, args.placement, args.exec);
+  const auto& model = setup.model;
+  const ExecOptions& opt = setup.options;
+  const int threads = setup.threads;
+  const ComputeThreads split = setup.split;
+  Executor& exec = *setup.exec;
 
   std::vector<std::int64_t> flat;
   for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
@@ -200,6 +225,7 @@ void run_forward(const ForwardArgs& args) {
     j["threads"] = threads;
     j["aten_threads"] = split.aten;
     j["blas_threads"] = split.blas;
+    j["compute_dtype"] = std::string(torch_name(from_scalar_type(opt.compute_dtype)));
     j["load"] = load_json(*model);
     if (args.generate > 0) j["generated"] = generated;
     fmt::print("{}\n", j.dump());

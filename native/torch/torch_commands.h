@@ -1,4 +1,4 @@
-// native/torch/torch_commands.h — `memfit load` and `memfit forward` (run by memfit-torch, which
+// native/torch/torch_commands.h — `memfit load`, `memfit forward` and `memfit generate` (run by memfit-torch, which
 // `memfit` execs). No LibTorch types here, so the argument parser (torch_args) stays torch-free.
 #pragma once
 
@@ -11,7 +11,7 @@ struct PlacementArgs {
   std::string device_map;      // auto|balanced|balanced_low_0|sequential|fit, map.json, or inline JSON
   std::string max_memory;      // "0=8GiB,cpu=16GiB"
   std::string offload_folder;  // .bin sources placed on disk
-  std::string dtype;           // weights in memory (default float32)
+  std::string dtype;           // weights in memory (default: the checkpoint's)
   std::string config;          // config.json (or folder) when not next to the weights
   bool allow_missing = false;
   bool ignore_unexpected = false;
@@ -23,22 +23,48 @@ struct LoadArgs {
   bool json = false;
 };
 
-struct ForwardArgs {
-  std::string dir;
-  PlacementArgs placement;
-  std::string tokens;          // "464,2068,7586" — rows separated by ';' for a batch
+// How blocks run, shared by forward and generate.
+struct ExecArgs {
   bool no_prefetch = false;
   int prefetch_depth = 1;
   int threads = 0;             // 0: one per core
+  std::string compute_dtype;   // "" = float32 on a CPU, the weights' dtype on a GPU
+  bool evict = false;          // drop disk weights from the page cache after use (benchmarks)
+};
+
+struct ForwardArgs {
+  std::string dir;
+  PlacementArgs placement;
+  ExecArgs exec;
+  std::string tokens;          // "464,2068,7586" — rows separated by ';' for a batch
   int generate = 0;            // greedy new tokens after the (single-row) prompt
   int repeat = 1;              // forwards to time (the last one is reported)
-  bool evict = false;          // drop disk weights from the page cache after use (benchmarks)
+  bool json = false;
+};
+
+struct GenerateArgs {
+  std::string dir;
+  PlacementArgs placement;
+  ExecArgs exec;
+  std::string prompt;          // --prompt TEXT (tokenized with the model's tokenizer)
+  std::string tokens;          // --tokens IDS instead of a prompt
+  std::string chat;            // --chat TEXT: one user message through the chat template
+  std::string tokenizer;       // tokenizer.json / folder when it is not next to the weights
+  int max_new_tokens = 20;
+  bool greedy = false;
+  std::string temperature, top_p, repetition_penalty;  // decimals, checked by run_generate
+  int top_k = 0;
+  int seed = 0;
+  std::vector<std::string> stop;  // --stop STR, repeatable
+  bool no_special = false;     // do not add the tokenizer's special tokens (BOS) to --prompt
+  bool stats = false;
   bool json = false;
 };
 
 // Print their report; a failure throws (Failure, or core's Error), which main() turns into an exit code.
 void run_load(const LoadArgs& args);
 void run_forward(const ForwardArgs& args);
+void run_generate(const GenerateArgs& args);
 // Comma/semicolon token rows → ids; throws Failure(kUsage) naming the bad entry.
 std::vector<std::vector<long long>> parse_token_rows(const std::string& text);
 

@@ -4,6 +4,7 @@
 #include <exception>
 #include <string>
 
+#include <c10/util/Exception.h>
 #include <fmt/format.h>
 
 #include "failure.h"
@@ -47,6 +48,9 @@ int guarded(Fn&& fn) {
     return fail(e.kind, e.message);
   } catch (const memfit::Error& e) {
     return fail(memfit::failure_kind(e.code()), e.message());
+  } catch (const c10::Error& e) {
+    // ATen's own message, without the C++ backtrace what() appends: a user reads the first line.
+    return fail(FailureKind::kInternal, e.what_without_backtrace());
   } catch (const std::exception& e) {
     return fail(FailureKind::kInternal, e.what());
   }
@@ -62,6 +66,7 @@ int main(int argc, char** argv) {
   switch (command.kind) {
     case TorchCommand::Kind::kLoad: return guarded([&] { memfit::torchrt::run_load(command.load); });
     case TorchCommand::Kind::kForward: return guarded([&] { memfit::torchrt::run_forward(command.forward); });
+    case TorchCommand::Kind::kGenerate: return guarded([&] { memfit::torchrt::run_generate(command.generate); });
     case TorchCommand::Kind::kHelp: fmt::print("{}", command.help); return 0;
   }
   return exit_code(FailureKind::kInternal);
