@@ -103,7 +103,7 @@ class LlamaProgram final : public ModelProgram {
     const auto S = k.size(2);
     auto scores = at::matmul(q, k.transpose(2, 3)) / std::sqrt(static_cast<double>(t_.head_dim));
     const auto causal = at::ones({T, S}, at::TensorOptions().dtype(at::kBool).device(q.device())).tril(S - T);
-    scores = at::where(causal, scores, at::full({}, std::numeric_limits<float>::lowest(), scores.options()));
+    scores = at::where(causal, scores, at::full({}, finfo_min(scores.scalar_type()), scores.options()));
     const auto probs = at::softmax(scores, -1, at::kFloat).to(q.scalar_type());
     const auto attn = at::matmul(probs, v).transpose(1, 2).contiguous().reshape({B, T, t_.hidden});
     h = h + at::linear(attn, w[n + "self_attn.o_proj.weight"]);

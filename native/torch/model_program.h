@@ -6,6 +6,7 @@
 // that switches on model_type, as in core's arch/ registry.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -68,6 +69,17 @@ struct ForwardState {
   // without one, k and v themselves. Every family calls this (kv_cache.cpp).
   std::pair<at::Tensor, at::Tensor> cached_kv(std::int64_t layer, const at::Tensor& k, const at::Tensor& v);
 };
+
+// torch.finfo(dtype).min: what transformers' causal masks fill with, representable in `dtype`
+// (float32's lowest overflows a bfloat16 or float16 score).
+inline double finfo_min(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf: return -65504.0;
+    case at::kBFloat16: return -3.3895313892515355e38;
+    case at::kDouble: return std::numeric_limits<double>::lowest();
+    default: return std::numeric_limits<float>::lowest();
+  }
+}
 
 class ModelProgram {
  public:
