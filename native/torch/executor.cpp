@@ -187,7 +187,12 @@ std::shared_ptr<Executor::Fetched> Executor::fetch(std::size_t stage) const {
       if (!w->on_disk()) out->bytes += w->nbytes;
       out->streamed.push_back(t);
     }
-    out->weights.set(names[i], cast_floating(t, options_.compute_dtype));
+    // Half weights a CPU computes in float32 stay as stored: a decoding step reads them once
+    // (StageWeights::linear), instead of writing and reading a float32 copy per token.
+    const bool keep_half = exec.is_cpu() && options_.compute_dtype == at::kFloat &&
+                           (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16);
+    if (keep_half) out->weights.set_uncast(names[i], t, options_.compute_dtype);
+    else out->weights.set(names[i], cast_floating(t, options_.compute_dtype));
   }
 #ifdef MEMFIT_TORCH_CUDA
   if (copy_stream_) {

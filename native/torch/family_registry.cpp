@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "failure.h"
+#include "half_linear.h"
 #include "model_program.h"
 
 namespace memfit::torchrt {
@@ -17,16 +18,36 @@ struct Family {
 constexpr Family kFamilies[] = {{"gpt2", make_gpt2}, {"llama", make_llama}};
 }  // namespace
 
-const at::Tensor& StageWeights::operator[](const std::string& name) const {
-  auto it = map_.find(name);
-  if (it == map_.end())
+namespace {
+const at::Tensor& stored(const std::unordered_map<std::string, at::Tensor>& map, const std::string& name) {
+  auto it = map.find(name);
+  if (it == map.end())
     throw std::runtime_error(fmt::format("weight '{}' is not available to this block (missing from "
                                          "the checkpoint? it was loaded with --allow-missing)", name));
   return it->second;
 }
+}  // namespace
+
+const at::Tensor& StageWeights::operator[](const std::string& name) const {
+  const at::Tensor& t = stored(map_, name);
+  const auto u = uncast_.find(name);
+  if (u == uncast_.end()) return t;
+  auto c = cast_.find(name);
+  if (c == cast_.end()) c = cast_.emplace(name, t.to(u->second)).first;
+  return c->second;
+}
+
+at::Tensor StageWeights::linear(const at::Tensor& x, const std::string& weight, const std::string& bias) const {
+  const at::Tensor& w = stored(map_, weight);
+  const at::Tensor b = bias.empty() ? at::Tensor() : (*this)[bias];
+  if (uncast_.count(weight) && half_linear_applies(x, w)) return half_linear(x, w, b);
+  return at::linear(x, (*this)[weight], b);
+}
 
 at::Tensor StageWeights::embedding(const std::string& name, const at::Tensor& ids) const {
   if (auto it = gathered_.find(name); it != gathered_.end()) return at::embedding(it->second.first, it->second.second);
+  // An uncast table: the rows first, then the cast (the same bits as casting the whole table).
+  if (const auto u = uncast_.find(name); u != uncast_.end()) return at::embedding(stored(map_, name), ids).to(u->second);
   return at::embedding((*this)[name], ids);
 }
 

@@ -62,7 +62,7 @@ class LlamaProgram final : public ModelProgram {
     }
     if (stage == stages_.size() - 1) {
       const auto h = rms_norm(s.hidden, w["model.norm.weight"], t_.eps);
-      s.logits = at::linear(h, w[t_.lm_head]).to(at::kFloat);
+      s.logits = w.linear(h, t_.lm_head).to(at::kFloat);
       return;
     }
     block(static_cast<std::int64_t>(stage) - 1, stages_[stage].name + ".", w, s);
@@ -89,9 +89,9 @@ class LlamaProgram final : public ModelProgram {
     at::Tensor& h = s.hidden;
     const auto B = h.size(0), T = h.size(1);
     const auto x = rms_norm(h, w[n + "input_layernorm.weight"], t_.eps);
-    auto q = at::linear(x, w[n + "self_attn.q_proj.weight"]).view({B, T, t_.heads, t_.head_dim}).transpose(1, 2);
-    auto k = at::linear(x, w[n + "self_attn.k_proj.weight"]).view({B, T, t_.kv_heads, t_.head_dim}).transpose(1, 2);
-    auto v = at::linear(x, w[n + "self_attn.v_proj.weight"]).view({B, T, t_.kv_heads, t_.head_dim}).transpose(1, 2);
+    auto q = w.linear(x, n + "self_attn.q_proj.weight").view({B, T, t_.heads, t_.head_dim}).transpose(1, 2);
+    auto k = w.linear(x, n + "self_attn.k_proj.weight").view({B, T, t_.kv_heads, t_.head_dim}).transpose(1, 2);
+    auto v = w.linear(x, n + "self_attn.v_proj.weight").view({B, T, t_.kv_heads, t_.head_dim}).transpose(1, 2);
     const auto cos = cos_.to(q.scalar_type()).unsqueeze(0).unsqueeze(0);
     const auto sin = sin_.to(q.scalar_type()).unsqueeze(0).unsqueeze(0);
     q = q * cos + rotate_half(q) * sin;
@@ -106,10 +106,10 @@ class LlamaProgram final : public ModelProgram {
     scores = at::where(causal, scores, at::full({}, finfo_min(scores.scalar_type()), scores.options()));
     const auto probs = at::softmax(scores, -1, at::kFloat).to(q.scalar_type());
     const auto attn = at::matmul(probs, v).transpose(1, 2).contiguous().reshape({B, T, t_.hidden});
-    h = h + at::linear(attn, w[n + "self_attn.o_proj.weight"]);
+    h = h + w.linear(attn, n + "self_attn.o_proj.weight");
     const auto x2 = rms_norm(h, w[n + "post_attention_layernorm.weight"], t_.eps);
-    const auto gate = at::silu(at::linear(x2, w[n + "mlp.gate_proj.weight"]));
-    h = h + at::linear(gate * at::linear(x2, w[n + "mlp.up_proj.weight"]), w[n + "mlp.down_proj.weight"]);
+    const auto gate = at::silu(w.linear(x2, n + "mlp.gate_proj.weight"));
+    h = h + w.linear(gate * w.linear(x2, n + "mlp.up_proj.weight"), n + "mlp.down_proj.weight");
   }
 
   LlamaTable t_;

@@ -27,12 +27,22 @@ struct StageSpec {
   std::vector<std::string> gathered = {};
 };
 
-// The weights of one stage, on the execution device, in the compute dtype.
+// The weights of one stage, on the execution device, in the compute dtype — or, for half
+// weights a CPU computes in float32, as stored, cast only where a product needs it (linear()).
 class StageWeights {
  public:
   void set(const std::string& name, at::Tensor t) { map_[name] = std::move(t); }
-  // Throws std::runtime_error naming the tensor when the stage asks for one it was not given.
+  // A weight kept in its stored half dtype; operator[] gives it cast to `compute` (once).
+  void set_uncast(const std::string& name, at::Tensor t, at::ScalarType compute) {
+    uncast_[name] = compute;
+    map_[name] = std::move(t);
+  }
+  // The weight in the compute dtype. Throws std::runtime_error naming the tensor when the stage
+  // asks for one it was not given.
   const at::Tensor& operator[](const std::string& name) const;
+  // x·wᵀ (+ bias), as at::linear on operator[] — except that a few rows (a decoding step) against
+  // an uncast half weight read it once, as stored (half_linear.h).
+  at::Tensor linear(const at::Tensor& x, const std::string& weight, const std::string& bias = "") const;
   // at::embedding(weight `name`, ids) for the forward's input ids. When the executor read only
   // the rows of those ids (set_gathered: the rows, and each id's row among them), the values
   // come from them — the very same bits.
@@ -42,10 +52,14 @@ class StageWeights {
   void clear() {
     map_.clear();
     gathered_.clear();
+    uncast_.clear();
+    cast_.clear();
   }
 
  private:
   std::unordered_map<std::string, at::Tensor> map_;
+  std::unordered_map<std::string, at::ScalarType> uncast_;   // names set_uncast() kept as stored
+  mutable std::unordered_map<std::string, at::Tensor> cast_;  // their casts, made on first use
   std::unordered_map<std::string, std::pair<at::Tensor, at::Tensor>> gathered_;
 };
 

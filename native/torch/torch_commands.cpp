@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command_setup.h"
+#include "half_linear.h"
 #include "failure.h"
 #include "memfit/plan/plan.h"
 #include "memfit/report/convert_bytes.h"
@@ -170,6 +171,7 @@ ExecSetup::ExecSetup(const std::string& dir, const PlacementArgs& placement, con
   }
   threads = args.threads > 0 ? args.threads : default_compute_threads(*model, options);
   split = apply_compute_threads(threads);
+  set_half_linear_threads(threads);
   exec = std::make_unique<Executor>(*model, *program, options);
 }
 

@@ -8,6 +8,7 @@
 
 #include "failure.h"
 #include "generation.h"
+#include "half_linear.h"
 #include "support/reference.h"
 #include "torch_test_support.h"
 
@@ -201,6 +202,59 @@ TEST_CASE("bad input is named before anything runs, in every placement, and the 
     CHECK(e.message.find(std::to_string(positions)) != std::string::npos);
     CHECK(bitwise_equal(exec.forward(good), before));
   }
+}
+
+TEST_CASE("half_linear: x·wᵀ from float16/bfloat16 weights equals at::linear on the float32 upcast") {
+  at::manual_seed(7);
+  for (const at::ScalarType half : {at::kHalf, at::kBFloat16})
+    for (const std::int64_t rows : {1, 2, 3, 5, 8})
+      for (const std::int64_t k : {7, 64, 100, 1000}) {
+        CAPTURE(rows);
+        CAPTURE(k);
+        const std::int64_t n = 130;  // two blocks of 64 rows and a part of one
+        const at::Tensor w = at::randn({n, k}).to(half);
+        const at::Tensor b = at::randn({n}).to(half);
+        const at::Tensor x = at::randn({1, rows, k});
+        REQUIRE(torchrt::half_linear_applies(x, w));
+        const at::Tensor expected = at::linear(x, w.to(at::kFloat), b.to(at::kFloat));
+        const at::Tensor got = torchrt::half_linear(x, w, b);
+        CHECK(got.sizes() == expected.sizes());
+        // float32 sums in another order: relative to the sum of |terms|.
+        const at::Tensor scale = at::linear(x.abs(), w.to(at::kFloat).abs()) + 1;
+        CHECK(((got - expected).abs() / scale).max().item<double>() < 1e-5);
+      }
+  CHECK_FALSE(torchrt::half_linear_applies(at::randn({9, 8}), at::randn({4, 8}).to(at::kHalf)));   // rows
+  CHECK_FALSE(torchrt::half_linear_applies(at::randn({1, 8}), at::randn({4, 8})));                 // float32 w
+  CHECK_FALSE(torchrt::half_linear_applies(at::randn({1, 8}), at::randn({8, 4}).to(at::kHalf).t()));  // strided
+}
+
+TEST_CASE("half precision: decoding from bf16 weights kept as stored equals decoding from their float32 upcast") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("bf16 decoding");
+  const auto golden = golden_json("tiny-llama");
+  const Loaded half = load(*dir + "/tiny-llama/bf16", R"({"model.layers.0": "disk", "": "cpu"})");
+  const Loaded full = load(*dir + "/tiny-llama/bf16", "", "", DType::kF32);
+  torchrt::Executor a(*half.model, *half.program), b(*full.model, *full.program);
+  torchrt::GenerateRequest req;
+  req.prompt = prompt_of(golden);
+  req.max_new_tokens = 12;
+  double worst = 0;
+  std::vector<at::Tensor> logits_b;
+  req.choose = [&](const at::Tensor& l, const std::vector<std::int64_t>&) {
+    logits_b.push_back(l.clone());
+    return l.argmax().item<std::int64_t>();
+  };
+  const auto rb = torchrt::generate(b, req);
+  std::size_t step = 0;
+  req.choose = [&](const at::Tensor& l, const std::vector<std::int64_t>&) {
+    worst = std::max(worst, (l - logits_b.at(step++)).abs().max().item<double>());
+    return l.argmax().item<std::int64_t>();
+  };
+  const auto ra = torchrt::generate(a, req);
+  MESSAGE("bf16 kept vs float32 upcast, worst logit diff over 12 steps " << worst);
+  CHECK(ra.new_ids == rb.new_ids);
+  CHECK(step == 12);
+  CHECK(worst < 1e-4);
 }
 
 }  // namespace memfit::test
