@@ -257,4 +257,23 @@ TEST_CASE("half precision: decoding from bf16 weights kept as stored equals deco
   CHECK(worst < 1e-4);
 }
 
+TEST_CASE("a parameter stored in a dtype the runtime cannot compute is refused before loading, by name") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("uncomputable dtype");
+  TempDir tmp;
+  std::ifstream in(*dir + "/tiny-llama/model.safetensors", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Same size per element: only the header's dtype changes (a stand-in for int8/fp8 weights).
+  const std::string key = R"("model.layers.1.mlp.up_proj.weight":{"dtype":"F32")";
+  const auto at = bytes.find(key);
+  REQUIRE(at != std::string::npos);
+  bytes.replace(at + key.size() - 4, 3, "I32");
+  std::ofstream(tmp.path + "/model.safetensors", std::ios::binary) << bytes;
+  std::ofstream(tmp.path + "/config.json") << std::ifstream(*dir + "/tiny-llama/config.json").rdbuf();
+  const Failure e = failure_of([&] { load(tmp.path); });
+  CHECK((e.kind == FailureKind::kUnsupported));
+  CHECK(e.message.find("model.layers.1.mlp.up_proj.weight") != std::string::npos);
+  CHECK(e.message.find("I32") != std::string::npos);
+}
+
 }  // namespace memfit::test
