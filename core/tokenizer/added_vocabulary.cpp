@@ -1,5 +1,7 @@
 #include "added_vocabulary.h"
 
+#include "pattern.h"
+
 namespace memfit::tokenizer {
 
 void AddedVocabulary::Trie::insert(const std::string& pattern, int token) {
@@ -80,7 +82,7 @@ void AddedVocabulary::split(Split piece, const Trie& trie, std::vector<Split>& o
     if (e <= b) return;
     Split sub;
     sub.text = piece.text.substr(b, e - b);
-    sub.at_original_start = piece.at_original_start && b == 0;
+    sub.origin_len = sub_origin_len(piece, b);
     sub.added = id;
     out.push_back(std::move(sub));
   };
@@ -129,7 +131,7 @@ void AddedVocabulary::split(Split piece, const Trie& trie, std::vector<Split>& o
 std::vector<Split> AddedVocabulary::extract_and_normalize(std::string_view text, const Normalizer* normalizer) const {
   Split whole;
   whole.text = std::string(text);
-  whole.at_original_start = true;
+  if (!text.empty()) decode_utf8(text, 0, &whole.origin_len);
   std::vector<Split> raw;
   if (have_raw_) split(std::move(whole), raw_, raw);
   else if (!whole.text.empty()) raw.push_back(std::move(whole));
@@ -140,7 +142,14 @@ std::vector<Split> AddedVocabulary::extract_and_normalize(std::string_view text,
       out.push_back(std::move(piece));
       continue;
     }
-    if (normalizer) normalizer->normalize(piece.text);
+    if (normalizer) {
+      if (piece.origin_len > 0) {
+        std::string first = piece.text.substr(0, piece.origin_len);
+        normalizer->normalize(first);
+        piece.origin_len = first.size();
+      }
+      normalizer->normalize(piece.text);
+    }
     if (have_normalized_) split(std::move(piece), normalized_, out);
     else if (!piece.text.empty()) out.push_back(std::move(piece));
   }

@@ -33,7 +33,10 @@ struct BuildContext {
 // One piece of the text on its way to the model: `tokenizers`' Split of a PreTokenizedString.
 struct Split {
   std::string text;
-  bool at_original_start = false;  // starts at offset 0 of the input (Metaspace's prepend "first")
+  // The leading bytes of `text` that come from the input's first character (`tokenizers`'
+  // alignments: a slice starting inside them has original offset 0, which Metaspace's prepend
+  // "first" asks for); 0 when the piece does not start the input.
+  std::size_t origin_len = 0;
   std::optional<TokenId> added;    // an added token, already tokenized
 };
 
@@ -57,6 +60,8 @@ class Model {
   virtual std::optional<TokenId> token_to_id(std::string_view token) const = 0;
   virtual const std::string* id_to_token(TokenId id) const = 0;
   virtual std::size_t vocab_size() const = 0;  // largest id + 1
+  // Model::get_vocab_size (the number of entries): where added tokens not in the model start.
+  virtual std::size_t vocab_entries() const = 0;
 };
 
 class PostProcessor {

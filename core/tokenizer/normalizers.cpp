@@ -125,9 +125,14 @@ class Bert final : public Normalizer {
   void normalize(std::string& s) const override {
     if (clean_text_) {
       s = map_chars(s, [&](char32_t c, std::string& out) {
-        const bool ws = c == '\t' || c == '\n' || c == '\r' || is_white_space(c);
-        if (ws) { out += ' '; return; }
-        if (c == 0 || c == 0xFFFD || classes_.is_other(c)) return;
+        // Controls go first (a vertical tab is removed, not made a space), then whitespace
+        // becomes ' '. unicode_categories' is_other: Cc Cf Cs Co (its tables predate most
+        // assignments, so an unassigned code point is kept, as the oracle shows).
+        const CharCategory k = classes_.category(c);
+        const bool control = c != '\t' && c != '\n' && c != '\r' &&
+                             (k == CharCategory::kCc || k == CharCategory::kCf || k == CharCategory::kCs || k == CharCategory::kCo);
+        if (c == 0 || c == 0xFFFD || control) return;
+        if (is_white_space(c)) { out += ' '; return; }
         append_utf8(out, c);
       });
     }

@@ -148,7 +148,7 @@ void push_sub_splits(const Split& parent, const std::vector<Range>& ranges, std:
     if (r.second <= r.first) continue;
     Split s;
     s.text = parent.text.substr(r.first, r.second - r.first);
-    s.at_original_start = parent.at_original_start && r.first == 0;
+    s.origin_len = sub_origin_len(parent, r.first);
     out.push_back(std::move(s));
   }
 }

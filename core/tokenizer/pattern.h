@@ -47,7 +47,11 @@ std::vector<Range> split_ranges(std::vector<std::pair<Range, bool>> pieces, Spli
 template <typename Pred>
 std::vector<std::pair<Range, bool>> char_pieces(std::string_view text, Pred&& is_match);
 
-// Replaces `parent` in `out` by its sub-pieces at `ranges` (at_original_start kept for the first).
+// Replaces `parent` in `out` by its sub-pieces at `ranges` (origin_len carried, see Split).
+// The origin_len of the slice of `parent` that starts at byte `begin`.
+inline std::size_t sub_origin_len(const Split& parent, std::size_t begin) {
+  return parent.origin_len > begin ? parent.origin_len - begin : 0;
+}
 void push_sub_splits(const Split& parent, const std::vector<Range>& ranges, std::vector<Split>& out);
 // Applies fn(const Split&) -> std::vector<Range> to every piece that is not an added token.
 template <typename Fn>

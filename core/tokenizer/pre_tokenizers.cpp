@@ -18,7 +18,10 @@ class ByteLevel final : public PreTokenizer {
   }
   void pre_tokenize(std::vector<Split>& splits) const override {
     split_each(splits, [&](Split& s) {
-      if (add_prefix_space_ && (s.text.empty() || s.text[0] != ' ')) s.text.insert(0, " ");
+      if (add_prefix_space_ && (s.text.empty() || s.text[0] != ' ')) {
+        s.text.insert(0, " ");
+        if (s.origin_len > 0) ++s.origin_len;  // prepended characters align with the first
+      }
       if (!use_regex_) return std::vector<Range>{{0, s.text.size()}};
       return split_ranges(regex_.pieces(s.text), SplitBehavior::kIsolated);
     });
@@ -87,7 +90,7 @@ class Metaspace final : public PreTokenizer {
     split_each(splits, [&](Split& s) {
       s.text = replace_all(s.text, space, replacement_);
       const bool starts = s.text.compare(0, replacement_.size(), replacement_) == 0;
-      if (!starts && (scheme_ == PrependScheme::kAlways || (scheme_ == PrependScheme::kFirst && s.at_original_start)))
+      if (!starts && (scheme_ == PrependScheme::kAlways || (scheme_ == PrependScheme::kFirst && s.origin_len > 0)))
         s.text.insert(0, replacement_);
       if (!split_) return std::vector<Range>{{0, s.text.size()}};
       return split_ranges(rep.pieces(s.text), SplitBehavior::kMergedWithNext);

@@ -54,7 +54,26 @@ std::unique_ptr<T> optional_component(const json& root, const char* key, const B
   return make(root[key], BuildContext{root_ctx.source, key, root_ctx.backend});
 }
 
+// The ids `tokenizers` gives added tokens when it loads a file (AddedVocabulary::add_tokens, in
+// file order): a content the model (or an earlier added token) knows keeps that id; any other
+// takes the next id after the model's vocabulary, whatever the file says (it only warns).
+void assign_ids(std::vector<AddedToken>& added, const Model& model) {
+  std::unordered_map<std::string, TokenId> seen;
+  auto next = static_cast<TokenId>(model.vocab_entries());
+  std::vector<AddedToken> kept;
+  for (AddedToken& t : added) {
+    if (t.content.empty()) continue;
+    if (const auto it = seen.find(t.content); it != seen.end()) t.id = it->second;
+    else if (const auto id = model.token_to_id(t.content)) t.id = *id;
+    else t.id = next++;
+    seen[t.content] = t.id;
+    kept.push_back(std::move(t));
+  }
+  added = std::move(kept);
+}
+
 Tokenizer build(TokenizerImpl impl, std::vector<AddedToken> added) {
+  assign_ids(added, *impl.model);
   impl.added = std::make_unique<AddedVocabulary>(std::move(added), impl.normalizer.get(), *impl.backend);
   return TokenizerImpl::make(std::make_shared<const TokenizerImpl>(std::move(impl)));
 }

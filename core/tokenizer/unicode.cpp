@@ -103,11 +103,6 @@ bool CharClasses::is_punctuation(char32_t c) const {
   const CharCategory k = category(c);
   return k >= CharCategory::kPc && k <= CharCategory::kPo;
 }
-bool CharClasses::is_other(char32_t c) const {
-  const CharCategory k = category(c);
-  return k == CharCategory::kCn || k >= CharCategory::kCc;
-}
-
 namespace {
 // Other_Alphabetic symbols outside the letter and mark categories (circled/squared letters): the
 // Alphabetic property, which \w and is_alphanumeric use, includes them.

@@ -28,7 +28,6 @@ struct CharClasses {
   bool is_mark(char32_t c) const;         // M*
   bool is_numeric(char32_t c) const;      // Rust char::is_numeric: N*
   bool is_punctuation(char32_t c) const;  // P*
-  bool is_other(char32_t c) const;        // C* (Cc Cf Cs Co Cn)
   bool is_word(char32_t c) const;         // the regex crate's Unicode \w
   bool is_alphanumeric(char32_t c) const; // Rust char::is_alphanumeric
 };

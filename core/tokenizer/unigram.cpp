@@ -53,6 +53,7 @@ class Unigram final : public Model {
   std::optional<TokenId> token_to_id(std::string_view token) const override { return vocab_.find(token); }
   const std::string* id_to_token(TokenId id) const override { return vocab_.token(id); }
   std::size_t vocab_size() const override { return vocab_.size(); }
+  std::size_t vocab_entries() const override { return scores_.size(); }
 
  private:
   struct Node {

@@ -84,6 +84,7 @@ function bpeModel({ prefix = null, suffix = null, byteFallback = false, unk = '<
     add(ch);
     if (prefix) add(prefix + ch);
     if (suffix) add(ch + suffix);
+    if (prefix && suffix) add(prefix + ch + suffix);
   }
   const merges = [];
   for (const w of WORDS) {
@@ -129,7 +130,7 @@ function metaspace(scheme, splitPieces) {
     normalizer: { type: 'Sequence', normalizers: [{ type: 'NFKD' }, { type: 'Lowercase' }] },
     pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'WhitespaceSplit' }, { type: 'Metaspace', replacement: '▁', prepend_scheme: scheme, split: splitPieces }] },
     post_processor: null,
-    decoder: { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'Strip', content: ' ', start: 1, stop: 1 }] },
+    decoder: { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'Strip', content: ' ', start: 1, stop: 0 }] },
     model: bpeModel({ unk: '<unk>', fuseUnk: true }),
   };
 }
