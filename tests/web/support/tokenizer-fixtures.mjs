@@ -169,6 +169,6 @@ export function byteLevelVariants(real) {
   a.post_processor = { type: 'RobertaProcessing', sep: ['<|endoftext|>', 50256], cls: ['<|endoftext|>', 50256], trim_offsets: true, add_prefix_space: true };
   const b = structuredClone(real);
   b.normalizer = { type: 'Sequence', normalizers: [{ type: 'NFKC' }, { type: 'Replace', pattern: { Regex: '\\d' }, content: '#' }] };
-  b.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: false }, { type: 'ByteLevel', add_prefix_space: false, use_regex: true }] };
+  b.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: false }, { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: true }] };
   return [['gpt2-prefix-space-roberta', a], ['gpt2-nfkc-digits', b]];
 }
