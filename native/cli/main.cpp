@@ -7,6 +7,7 @@
 #include "validate_command.h"
 #include "plan_command.h"
 #include "shard_command.h"
+#include "tokenize_command.h"
 #include "exit_codes.h"
 #include "torch_exec.h"
 #include "memfit/memory/options.h"
@@ -127,6 +128,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "config", "checkpoint"}));
   shard->add_flag("--json", sh.json, "print JSON");
 
+  memfit::cli::TokenizeArgs tk;
+  CLI::App* tokenize = app.add_subcommand(
+      "tokenize", "Text to token ids (or --decode ids to text) with a model's tokenizer.json or vocab.json + merges.txt");
+  tokenize->add_option("path", tk.path, "tokenizer.json or a model folder")->required();
+  tokenize->add_option("--text", tk.text, "the text (with --decode: ids, e.g. 1,2,3); default: stdin");
+  tokenize->add_flag("--jsonl", tk.jsonl,
+                     "stdin: one JSON string per line → one {\"ids\", \"tokens\"} per line (--decode: a list of ids → {\"text\"})");
+  tokenize->add_flag("--no-special", tk.no_special, "no special tokens added (--decode: special tokens skipped)");
+  tokenize->add_flag("--decode", tk.decode, "ids in, text out");
+  tokenize->add_flag("--json", tk.json, "print JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -137,5 +149,6 @@ int main(int argc, char** argv) {
   if (validate->parsed()) return memfit::cli::run_validate(val);
   if (plan->parsed()) return memfit::cli::run_plan(pl);
   if (shard->parsed()) return memfit::cli::run_shard(sh);
+  if (tokenize->parsed()) return memfit::cli::run_tokenize(tk);
   return memfit::cli::kExitUsage;
 }
