@@ -92,7 +92,7 @@ class Parser {
       switch (t.kind) {
         case TokenKind::kEnd:
           if (!ends.empty())
-            fail_at(t.at, "expected '" + ends.front() + "' to close the tag at line " +
+            fail_at(t.at, "expected '" + ends.back() + "' to close the tag at line " +
                               std::to_string(opened.line) + ", column " + std::to_string(opened.column) +
                               ", got the end of the template");
           return {};
@@ -516,9 +516,11 @@ class Parser {
     return e;
   }
 
+  // Lookups and calls are placed where their subject starts: an error in `x.y` or `f(…)` points
+  // at x or f.
   ExprPtr parse_postfix(ExprPtr node) {
     for (;;) {
-      const Position at = cur().at;
+      const Position at = node->at;
       if (accept_op(".")) {
         if (cur().kind == TokenKind::kInteger) {  // x.0 is x[0]
           auto item = make(Expr::Kind::kItem, at);
@@ -593,7 +595,7 @@ class Parser {
   }
 
   ExprPtr parse_call(ExprPtr callee) {
-    auto call = make(Expr::Kind::kCall, cur().at);
+    auto call = make(Expr::Kind::kCall, callee->at);
     call->children.push_back(std::move(callee));
     parse_call_args(*call);
     return call;
