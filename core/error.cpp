@@ -74,6 +74,9 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kTorchBinStorageSizeMismatch: return "torch_bin_storage_size_mismatch";
     case ErrorCode::kTorchBinTensorOutOfStorage: return "torch_bin_tensor_out_of_storage";
     case ErrorCode::kTorchBinUnsupportedDtype: return "torch_bin_unsupported_dtype";
+    case ErrorCode::kTemplateSyntax: return "template_syntax";
+    case ErrorCode::kTemplateRender: return "template_render";
+    case ErrorCode::kTemplateLimit: return "template_limit";
   }
   return "internal";
 }

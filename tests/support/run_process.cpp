@@ -26,6 +26,13 @@ std::string slurp(const std::string& path) {
 
 ProcessResult run_memfit(const std::vector<std::string>& args,
                          const std::map<std::string, std::string>& env) {
+  std::vector<std::string> argv{MEMFIT_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, env);
+}
+
+ProcessResult run_program(const std::vector<std::string>& argv_strings_in,
+                          const std::map<std::string, std::string>& env) {
   char tmpl[] = "/tmp/memfit-test-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   const std::string out_path = dir + "/out", err_path = dir + "/err";
@@ -47,8 +54,7 @@ ProcessResult run_memfit(const std::vector<std::string>& args,
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
 
-  std::vector<std::string> argv_strings{MEMFIT_CLI_PATH};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<std::string> argv_strings = argv_strings_in;
   std::vector<char*> argv;
   for (auto& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -59,7 +65,7 @@ ProcessResult run_memfit(const std::vector<std::string>& args,
   posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
   ProcessResult r;
-  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data()) == 0) {
+  if (posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data()) == 0) {
     int status = 0;
     waitpid(pid, &status, 0);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -18,4 +18,9 @@ struct ProcessResult {
 ProcessResult run_memfit(const std::vector<std::string>& args,
                          const std::map<std::string, std::string>& env = {});
 
+// Runs argv[0] (found on PATH when it has no '/') with the rest as its arguments, the same way
+// (environment, fresh HOME, captured output). exit_code stays -1 when it cannot be started.
+ProcessResult run_program(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env = {});
+
 }  // namespace memfit::test

@@ -94,6 +94,11 @@ enum class ErrorCode {
   kTorchBinStorageSizeMismatch,   // a storage entry's bytes differ from numel × element size
   kTorchBinTensorOutOfStorage,    // offset/shape/stride reach past the storage
   kTorchBinUnsupportedDtype,      // a storage type memfit has no dtype for
+
+  // chat templates (Jinja; see core/include/memfit/chat/chat_template.h)
+  kTemplateSyntax,                // the template does not parse, or uses a construct memfit lacks
+  kTemplateRender,                // rendering failed: an undefined value used, a bad operand, raise_exception()
+  kTemplateLimit,                 // rendering went past a cap (output size, loop iterations, depth)
 };
 
 std::string_view error_code_name(ErrorCode code);
