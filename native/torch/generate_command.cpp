@@ -1,6 +1,9 @@
-// `memfit generate`: prompt → ids → the decoding loop (generation.h) → text streamed as it comes.
+// `memfit generate`: prompt → ids (the model's tokenizer; --chat through its chat template) →
+// the decoding loop (generation.h) with transformers' token choice (core's Sampler) → text,
+// streamed as it comes, up to a stop string or an EOS id.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -8,50 +11,149 @@
 #include "failure.h"
 #include "file_reader.h"
 #include "generation.h"
+#include "load_tokenizer.h"
+#include "memfit/chat/chat_template.h"
+#include "memfit/generate/sampling.h"
+#include "memfit/generate/stopping.h"
 #include "process_memory.h"
 #include "torch_types.h"
 
 namespace memfit::torchrt {
 namespace fs = std::filesystem;
+using tokenizer::TokenId;
+using tokenizer::Tokenizer;
+
 namespace {
 
-// The folder a model's side files (generation_config.json, the tokenizer) are looked up in.
+// The folder a model's side files (config, generation_config.json, the tokenizer) are in.
 fs::path model_folder(const GenerateArgs& a) {
   const fs::path p = a.placement.config.empty() ? fs::path(a.dir) : fs::path(a.placement.config);
   return fs::is_directory(p) ? p : p.parent_path();
 }
 
-// EOS ids: generation_config.json's eos_token_id, else config.json's (an id or a list of ids).
-std::vector<std::int64_t> eos_ids(const fs::path& folder) {
-  for (const char* file : {"generation_config.json", "config.json"}) {
-    const fs::path path = folder / file;
-    if (!fs::exists(path)) continue;
-    const OJson j = OJson::parse(io::read_file(path.string()), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded())
-      throw Failure{FailureKind::kInvalidInput, fmt::format("{}: not valid JSON", path.string())};
-    const auto it = j.find("eos_token_id");
-    if (it == j.end() || it->is_null()) continue;
-    std::vector<std::int64_t> out;
-    for (const auto& v : it->is_array() ? *it : OJson::array({*it})) {
-      if (!v.is_number_integer())
-        throw Failure{FailureKind::kInvalidInput,
-                      fmt::format("{}: eos_token_id holds {}, expected an integer id or a list of them",
-                                  path.string(), v.dump())};
-      out.push_back(v.get<std::int64_t>());
-    }
-    return out;
-  }
-  return {};
+std::optional<OJson> read_json(const fs::path& path) {
+  if (!fs::exists(path)) return std::nullopt;
+  OJson j = OJson::parse(io::read_file(path.string()), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw Failure{FailureKind::kInvalidInput, fmt::format("{}: not valid JSON", path.string())};
+  return j;
 }
 
-std::vector<std::int64_t> prompt_ids(const GenerateArgs& a) {
-  if (a.tokens.empty())
-    throw Failure{FailureKind::kUnsupported, "--prompt and --chat need the tokenizer, which is not built in yet; "
-                                             "give --tokens IDS"};
-  const auto rows = parse_token_rows(a.tokens);
-  if (rows.size() != 1) throw Failure{FailureKind::kUsage, "--tokens: generate takes one row of ids"};
-  return {rows[0].begin(), rows[0].end()};
+std::vector<std::int64_t> eos_ids(const fs::path& folder) {
+  const auto config = read_json(folder / "config.json");
+  const auto generation = read_json(folder / "generation_config.json");
+  const nlohmann::json cfg = config ? nlohmann::json(*config) : nlohmann::json::object();
+  const nlohmann::json gen = generation ? nlohmann::json(*generation) : nlohmann::json();
+  return value_or_raise(generate::eos_token_ids(generation ? &gen : nullptr, cfg));
 }
+
+// The tokenizer: --tokenizer, else the model's folder. Without one, --tokens still runs (ids out).
+std::optional<Tokenizer> find_tokenizer(const GenerateArgs& a, const fs::path& folder) {
+  if (!a.tokenizer.empty()) return text::load_tokenizer(a.tokenizer);
+  for (const char* f : {"tokenizer.json", "vocab.json"})
+    if (fs::exists(folder / f)) return text::load_tokenizer(folder.string());
+  if (!a.tokens.empty()) return std::nullopt;
+  throw Failure{FailureKind::kFile, fmt::format("{}: no tokenizer.json (or vocab.json + merges.txt) for --{}; name "
+                                                "one with --tokenizer, or give --tokens IDS",
+                                                folder.string(), a.chat.empty() ? "prompt" : "chat")};
+}
+
+fs::path tokenizer_folder(const GenerateArgs& a, const fs::path& folder) {
+  if (a.tokenizer.empty()) return folder;
+  const fs::path p(a.tokenizer);
+  return fs::is_directory(p) ? p : p.parent_path();
+}
+
+// --chat TEXT as apply_chat_template([{"role": "user", "content": TEXT}], add_generation_prompt=True).
+std::string chat_prompt(const GenerateArgs& a, const fs::path& folder) {
+  const fs::path path = tokenizer_folder(a, folder) / "tokenizer_config.json";
+  const auto config = read_json(path);
+  if (!config) throw Failure{FailureKind::kFile, fmt::format("--chat needs the chat template: no {}", path.string())};
+  Result<std::string> tmpl = chat::chat_template_of(*config);
+  if (!tmpl) throw Failure{FailureKind::kInvalidInput, fmt::format("{}: {}", path.string(), tmpl.error().message())};
+  const OJson messages = OJson::array({OJson{{"role", "user"}, {"content", a.chat}}});
+  Result<std::string> text = chat::render_chat(*tmpl, messages, true, chat::special_tokens_context(*config));
+  if (!text) throw Failure{FailureKind::kInvalidInput, fmt::format("{}: {}", path.string(), text.error().message())};
+  return *text;
+}
+
+std::vector<std::int64_t> prompt_ids(const GenerateArgs& a, const std::optional<Tokenizer>& tok,
+                                     const fs::path& folder) {
+  if (!a.tokens.empty()) {
+    const auto rows = parse_token_rows(a.tokens);
+    if (rows.size() != 1) throw Failure{FailureKind::kUsage, "--tokens: generate takes one row of ids"};
+    return {rows[0].begin(), rows[0].end()};
+  }
+  // A chat template writes the special tokens itself (apply_chat_template: add_special_tokens=False).
+  const bool chat = !a.chat.empty();
+  const auto enc = value_or_raise(tok->encode(chat ? chat_prompt(a, folder) : a.prompt, !chat && !a.no_special));
+  return {enc.ids.begin(), enc.ids.end()};
+}
+
+double decimal(const std::string& text, const char* option, double fallback) {
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0') throw Failure{FailureKind::kUsage, fmt::format("{}: '{}' is not a number", option, text)};
+  return v;
+}
+
+generate::SamplingOptions sampling_options(const GenerateArgs& a) {
+  generate::SamplingOptions o;
+  o.greedy = a.greedy || a.temperature.empty();
+  if (a.greedy && !a.temperature.empty())
+    throw Failure{FailureKind::kUsage, "--greedy and --temperature exclude each other"};
+  o.temperature = decimal(a.temperature, "--temperature", 1.0);
+  o.top_k = a.top_k;
+  o.top_p = decimal(a.top_p, "--top-p", 1.0);
+  o.repetition_penalty = decimal(a.repetition_penalty, "--repetition-penalty", 1.0);
+  o.seed = static_cast<std::uint64_t>(a.seed);
+  if (o.greedy && (a.top_k > 0 || !a.top_p.empty()))
+    throw Failure{FailureKind::kUsage, "--top-k and --top-p sample: give --temperature too (1 leaves the logits as they are)"};
+  Result<generate::SamplingOptions> v = generate::validated(o);
+  if (!v) throw Failure{FailureKind::kUsage, v.error().message()};
+  return *v;
+}
+
+// The new tokens' text as it grows: decoded whole each time (a token's text can depend on its
+// neighbours), cut at the first stop string, and what can no longer change printed.
+class TextStream {
+ public:
+  TextStream(const Tokenizer* tok, std::vector<std::string> stops, bool print)
+      : tok_(tok), stops_(std::move(stops)), print_(print) {}
+
+  // False when a stop string has appeared (the text is cut before it).
+  bool add(std::int64_t id) {
+    ids_.push_back(static_cast<TokenId>(id));
+    if (!tok_) {
+      if (print_) fmt::print("{} ", id), std::fflush(stdout);
+      return true;
+    }
+    text_ = value_or_raise(tok_->decode(ids_, /*skip_special_tokens=*/true));
+    const generate::StopMatch stop = generate::find_stop(text_, stops_);
+    if (stop.found) text_.resize(stop.cut);
+    flush(stop.found ? text_.size() : generate::printable_length(text_, stops_));
+    return !stop.found;
+  }
+  void finish() {
+    flush(text_.size());
+    if (print_) fmt::print("\n");
+  }
+  std::optional<std::string> text() const { return tok_ ? std::optional<std::string>(text_) : std::nullopt; }
+
+ private:
+  void flush(std::size_t upto) {
+    if (!print_ || upto <= printed_) return;
+    std::fwrite(text_.data() + printed_, 1, upto - printed_, stdout);
+    std::fflush(stdout);
+    printed_ = upto;
+  }
+  const Tokenizer* tok_;
+  std::vector<std::string> stops_;
+  bool print_;
+  std::vector<TokenId> ids_;
+  std::string text_;
+  std::size_t printed_ = 0;
+};
 
 OJson stats_json(const GenerateResult& r) {
   OJson j;
@@ -68,24 +170,33 @@ OJson stats_json(const GenerateResult& r) {
 }  // namespace
 
 void run_generate(const GenerateArgs& args) {
-  const std::vector<std::int64_t> prompt = prompt_ids(args);
+  const fs::path folder = model_folder(args);
+  const std::optional<Tokenizer> tok = find_tokenizer(args, folder);
+  const std::vector<std::int64_t> prompt = prompt_ids(args, tok, folder);
+  if (prompt.empty()) throw Failure{FailureKind::kUsage, "the prompt is empty: it tokenizes to no ids"};
+  generate::Sampler sampler(sampling_options(args));
+  if (!args.stop.empty() && !tok)
+    throw Failure{FailureKind::kUsage, "--stop needs a tokenizer (to decode the text it looks for)"};
   ExecSetup setup(args.dir, args.placement, args.exec);
+
   GenerateRequest req;
   req.prompt = prompt;
   req.max_new_tokens = args.max_new_tokens;
-  req.eos = eos_ids(model_folder(args));
-  if (!args.json)
-    req.on_token = [](std::int64_t id) {
-      fmt::print("{} ", id);
-      std::fflush(stdout);
-      return true;
-    };
+  req.eos = eos_ids(folder);
+  req.choose = [&sampler](const at::Tensor& logits, const std::vector<std::int64_t>& ids) {
+    const float* p = logits.data_ptr<float>();
+    return value_or_raise(sampler.next(std::vector<float>(p, p + logits.numel()), ids));
+  };
+  TextStream stream(tok ? &*tok : nullptr, args.stop, !args.json);
+  req.on_token = [&stream](std::int64_t id) { return stream.add(id); };
   const GenerateResult r = generate(*setup.exec, req);
+  stream.finish();
   if (args.json) {
     OJson j;
     j["prompt_ids"] = prompt;
     j["new_token_ids"] = r.new_ids;
-    j["text"] = nullptr;
+    if (const auto text = stream.text()) j["text"] = *text;
+    else j["text"] = nullptr;
     j["stopped_at"] = r.stopped_at;
     j["stats"] = stats_json(r);
     j["stats"]["peak_rss_bytes"] = read_process_memory().peak_rss_bytes;
@@ -94,11 +205,10 @@ void run_generate(const GenerateArgs& args) {
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print("\n");
   if (args.stats)
-    fmt::print(stderr, "memfit: {} new tokens ({}); prefill {:.3f} s; decode {:.2f} tokens/s; {:.1f} MB streamed per token\n",
-               r.new_ids.size(), r.stopped_at, r.prefill_seconds, r.tokens_per_second(),
-               r.streamed_bytes_per_token() / 1e6);
+    fmt::print(stderr, "memfit: {} new tokens (stopped at {}); prefill {:.3f} s; decode {:.2f} tokens/s; "
+               "{:.1f} MB streamed per token\n", r.new_ids.size(), r.stopped_at, r.prefill_seconds,
+               r.tokens_per_second(), r.streamed_bytes_per_token() / 1e6);
 }
 
 }  // namespace memfit::torchrt
