@@ -3,9 +3,11 @@
 // identities between two such models (issue 17), never against numbers of our own.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -39,6 +41,33 @@ at::Tensor logits_of(const Loaded& m, const at::Tensor& ids);
 
 // Token ids [rows, T] from a fixed pattern inside the vocabulary.
 at::Tensor tiny_ids(std::int64_t rows, std::int64_t T, std::int64_t vocab, std::int64_t salt = 0);
+
+// "model.layers.<i>."
+std::string layer(std::int64_t i);
+// q_norm / k_norm weights (Qwen3, Gemma 3) in every layer.
+void add_qk_norms(Weights& w, const TinyDims& d, const at::Tensor& q, const at::Tensor& k);
+// The dense MLP of each layer (of the `sparse` ones; all when empty) copied into `experts`
+// identical experts under `module` (projection names gate, up, down), with a random router.
+Weights to_moe(Weights w, const TinyDims& d, std::int64_t experts, const std::string& module,
+               const std::array<const char*, 3>& names, const std::vector<bool>& sparse = {});
+// Phi-3's fused qkv_proj and gate_up_proj from the separate projections.
+Weights to_phi3(Weights w, const TinyDims& d);
+// Gemma 2 / 3 weights: Llama's plus the feed-forward norms (and Gemma 3's q/k norms), norms
+// stored as w for an applied 1 + w.
+Weights gemma2_weights(const TinyDims& d, bool qk_norms);
+// A Gemma 2 / Gemma 3 text config (gelu_pytorch_tanh, query_pre_attn_scalar = head_dim, window 64).
+nlohmann::json gemma2_config(const TinyDims& d, const std::string& type);
+
+struct TinyFamily {
+  std::string name;  // its model_type
+  Weights weights;
+  nlohmann::json config;
+};
+// One tiny checkpoint per RoPE family with its own switches on: llama3 scaling, Mistral's and
+// Mixtral's windows, Qwen2's biases, q/k norms, distinct routed experts (Qwen3-MoE with a dense
+// layer), Gemma tied with (1 + w) norms, Gemma 2's caps and alternating windows, Gemma 3's local
+// RoPE base and pattern, Phi-3's partial rotary and LongRoPE past its original length (4).
+std::vector<TinyFamily> tiny_families(const TinyDims& d);
 
 // The largest |a − b|.
 double max_diff(const at::Tensor& a, const at::Tensor& b);
