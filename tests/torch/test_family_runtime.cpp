@@ -13,6 +13,14 @@ namespace {
 
 const TinyDims kDims;
 
+// Prefetch off, on one stage ahead, on three stages ahead.
+std::vector<torchrt::ExecOptions> prefetch_settings() {
+  std::vector<torchrt::ExecOptions> out(3);
+  out[0].prefetch = false;
+  out[2].prefetch_depth = 3;
+  return out;
+}
+
 std::int64_t last_argmax(const at::Tensor& logits) {
   return logits.select(1, logits.size(1) - 1).argmax(-1).item<std::int64_t>();
 }
@@ -77,12 +85,9 @@ TEST_CASE("family runtime: resident, CPU-streamed and disk placements, prefetch 
     for (const std::string& device_map : {std::string(R"({"": "cpu"})"), std::string(R"({"": "disk"})"), map}) {
       CAPTURE(device_map);
       const Loaded m = load_tiny(tmp, f.name, f.weights, f.config, device_map);
-      for (auto [prefetch, depth] : {std::pair{false, 1}, std::pair{true, 1}, std::pair{true, 3}}) {
-        CAPTURE(prefetch);
-        CAPTURE(depth);
-        torchrt::ExecOptions opt;
-        opt.prefetch = prefetch;
-        opt.prefetch_depth = depth;
+      for (const torchrt::ExecOptions& opt : prefetch_settings()) {
+        CAPTURE(opt.prefetch);
+        CAPTURE(opt.prefetch_depth);
         torchrt::Executor exec(*m.model, *m.program, opt);
         CHECK(bitwise_equal(exec.forward(ids), expected));
         // Generation through the cache streams the same weights every token.
