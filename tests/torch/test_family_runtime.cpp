@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memfit/model/model.h"
 #include "support/run_process.h"
 #include "tiny_decoder.h"
 
@@ -121,6 +122,42 @@ TEST_CASE("family runtime: memfit forward runs each family's tiny checkpoint end
       worst = std::max(worst, std::abs(last[static_cast<std::size_t>(v)] - expected[0][5][v].item<double>()));
     CHECK(worst <= 1e-4 * std::max(1.0, expected.abs().max().item<double>()));
   }
+}
+
+TEST_CASE("family runtime: gemma3 (the vision-language config) runs its language model as gemma3_text does") {
+  TempDir tmp;
+  nlohmann::json text = gemma2_config(kDims, "gemma3_text");
+  text["sliding_window"] = 3;
+  text["sliding_window_pattern"] = 2;
+  text["tie_word_embeddings"] = true;
+  text.erase("architectures");
+  Weights w = gemma2_weights(kDims, true);
+  w.erase("lm_head.weight");
+  nlohmann::json text_only = text;
+  text_only["architectures"] = {"Gemma3ForCausalLM"};
+  const auto ids = tiny_ids(2, 8, kDims.vocab, 2);
+  const at::Tensor expected = logits_of(load_tiny(tmp, "gemma3_text", w, text_only), ids);
+
+  const nlohmann::json vlm = {
+      {"model_type", "gemma3"},
+      {"architectures", {"Gemma3ForConditionalGeneration"}},
+      {"text_config", text},
+      {"vision_config", {{"model_type", "siglip_vision_model"}, {"hidden_size", 16}, {"intermediate_size", 32},
+                         {"num_hidden_layers", 1}, {"num_attention_heads", 2}, {"image_size", 28},
+                         {"patch_size", 14}, {"vision_use_head", false}}}};
+  // The language model's weights under language_model.*, as its checkpoints store them; the
+  // vision tower and projector (never run here) as zeros of the tree's shapes.
+  Weights composite;
+  for (const auto& [name, t] : w) composite["language_model." + name] = t;
+  EstimateRequest request;
+  request.config_text = vlm.dump();
+  const Result<TensorTree> tree = build_tree(request);
+  REQUIRE(tree);
+  for (const TensorInfo& t : tree.value().tensors) {
+    if (t.is_alias() || (t.kind == TensorKind::kBuffer && !t.persistent) || t.era == BufferEra::kLegacyOnly) continue;
+    if (t.name.rfind("language_model.", 0) != 0) composite[t.name] = at::zeros(t.shape);
+  }
+  CHECK(bitwise_equal(logits_of(load_tiny(tmp, "gemma3", composite, vlm), ids), expected));
 }
 
 }  // namespace memfit::test
