@@ -33,6 +33,13 @@ at::Tensor attention_mask(std::int64_t T, std::int64_t S, std::int64_t window, c
   return allowed;
 }
 
+// torch.finfo(dtype).min, what transformers' masks fill with: float's lowest overflows a half type.
+at::Tensor masked_value(const at::Tensor& scores) {
+  const at::Scalar lowest = AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, scores.scalar_type(), "lowest",
+                                                            [] { return at::Scalar(std::numeric_limits<scalar_t>::lowest()); });
+  return at::full({}, lowest, scores.options());
+}
+
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
 
 class DecoderProgram final : public ModelProgram {
@@ -118,7 +125,7 @@ class DecoderProgram final : public ModelProgram {
     auto scores = at::matmul(q, k.transpose(2, 3)) / std::sqrt(s_.score_scale_dim);
     scores = soft_cap(scores, s_.attn_softcap);
     const auto allowed = attention_mask(T, S, L.window, q.device());
-    scores = at::where(allowed, scores, at::full({}, std::numeric_limits<float>::lowest(), scores.options()));
+    scores = at::where(allowed, scores, masked_value(scores));
     const auto probs = at::softmax(scores, -1, at::kFloat).to(q.scalar_type());
     const auto out = at::matmul(probs, v).transpose(1, 2).contiguous().reshape({B, T, s_.heads * s_.head_dim});
     return ops_.linear(out, w, a + "o_proj");

@@ -108,6 +108,12 @@ double max_diff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
 }
 
+void check_close(const at::Tensor& a, const at::Tensor& b, double rel) {
+  const double scale = std::max(1.0, b.abs().max().item<double>());
+  CAPTURE(scale);
+  CHECK(max_diff(a, b) <= rel * scale);
+}
+
 std::string layer(std::int64_t i) { return "model.layers." + std::to_string(i) + "."; }
 
 void add_qk_norms(Weights& w, const TinyDims& d, const at::Tensor& q, const at::Tensor& k) {
@@ -259,6 +265,14 @@ std::vector<TinyFamily> tiny_families(const TinyDims& d) {
                           {"long_factor", std::vector<double>{2.0, 4.0}}};
   out.push_back({"phi3", to_phi3(base, d), phi3});
   return out;
+}
+
+void for_each_family(const TinyDims& d, const std::function<void(const TinyFamily&, const Loaded&)>& check) {
+  TempDir tmp;
+  for (const TinyFamily& f : tiny_families(d)) {
+    CAPTURE(f.name);
+    check(f, load_tiny(tmp, f.name, f.weights, f.config));
+  }
 }
 
 }  // namespace memfit::test

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -68,8 +69,12 @@ struct TinyFamily {
 // layer), Gemma tied with (1 + w) norms, Gemma 2's caps and alternating windows, Gemma 3's local
 // RoPE base and pattern, Phi-3's partial rotary and LongRoPE past its original length (4).
 std::vector<TinyFamily> tiny_families(const TinyDims& d);
+// Loads each of tiny_families(d) (every weight resident) and calls check(family, model).
+void for_each_family(const TinyDims& d, const std::function<void(const TinyFamily&, const Loaded&)>& check);
 
 // The largest |a − b|.
 double max_diff(const at::Tensor& a, const at::Tensor& b);
+// CHECKs that |a − b| ≤ rel × the largest |b| (at least 1): equal up to rounding at b's scale.
+void check_close(const at::Tensor& a, const at::Tensor& b, double rel);
 
 }  // namespace memfit::test
