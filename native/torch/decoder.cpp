@@ -198,6 +198,7 @@ DecoderSpec decoder_spec(const Model& model, const TensorTree& tree) {
   const std::string& where = model.config.where();
   const Config c = text_config(model.config);
   DecoderSpec d;
+  d.where = where;
   locate(tree, d, where);
   d.hidden = dims.hidden;
   d.heads = dims.heads;
@@ -240,7 +241,23 @@ DecoderSpec decoder_spec(const Model& model, const TensorTree& tree) {
   return d;
 }
 
+void set_router(DecoderSpec& spec, const Model& model, const TensorTree& tree) {
+  for (std::size_t i = 0; i < spec.layers.size(); ++i) {
+    if (spec.layers[i].mlp != MlpKind::kMoe) continue;
+    const int router = tree.find_tensor(spec.base + "layers." + std::to_string(i) + "." + spec.moe.module + ".gate.weight");
+    if (router >= 0) spec.moe.experts = tree.tensors[static_cast<std::size_t>(router)].shape.at(0);
+    break;
+  }
+  spec.moe.top_k = text_config(model.config).count_or({"num_experts_per_tok"}, program_dims(model).experts_per_token);
+}
+
 std::unique_ptr<ModelProgram> make_decoder(DecoderSpec spec, const TensorTree& tree) {
+  const MoeSpec& m = spec.moe;
+  for (const DecoderLayerSpec& l : spec.layers)
+    if (l.mlp == MlpKind::kMoe && (m.experts < 1 || m.top_k < 1 || m.top_k > m.experts))
+      throw Failure{FailureKind::kInvalidInput,
+                    fmt::format("{}: a routed MoE needs 1 ≤ num_experts_per_tok ≤ its experts; got {} of {}",
+                                spec.where, m.top_k, m.experts)};
   return std::make_unique<DecoderProgram>(std::move(spec), tree);
 }
 

@@ -48,6 +48,7 @@ struct DecoderLayerSpec {
 };
 
 struct DecoderSpec {
+  std::string where;    // the config, for messages
   std::string base;     // where embed_tokens, layers and norm sit: "model.", "language_model.model."
   std::string lm_head;  // the output embedding's tensor (tied: the input embedding's)
   std::int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0;
@@ -75,7 +76,14 @@ struct DecoderSpec {
 // be run (heads not a multiple of KV heads, an attention kind this decoder has not).
 DecoderSpec decoder_spec(const Model& model, const TensorTree& tree);
 
-// The program over `spec`; each block reads the tensors of its layer in `tree`.
+// The routed layers' experts (the router's rows in the tree) and top-k (num_experts_per_tok,
+// read as given: make_decoder names a bad one) for spec.moe.module; call after marking the
+// routed layers.
+void set_router(DecoderSpec& spec, const Model& model, const TensorTree& tree);
+
+// The program over `spec`; each block reads the tensors of its layer in `tree`. Throws
+// Failure(kInvalidInput) naming the config when a routed layer has no experts or a top-k outside
+// 1 … experts.
 std::unique_ptr<ModelProgram> make_decoder(DecoderSpec spec, const TensorTree& tree);
 
 }  // namespace memfit::torchrt

@@ -8,14 +8,14 @@ namespace memfit::torchrt {
 
 std::unique_ptr<ModelProgram> make_mixtral(const Model& model, const TensorTree& tree) {
   DecoderSpec spec = decoder_spec(model, tree);
-  const ModelDims& dims = program_dims(model);
   spec.moe.module = "block_sparse_moe";
   spec.moe.gate = "w1";
   spec.moe.up = "w3";
   spec.moe.down = "w2";
-  spec.moe.experts = dims.experts;
-  spec.moe.top_k = dims.experts_per_token;
   spec.moe.renormalize = true;
+  // Every Mixtral layer routes (core's dims say dense when the top-k is 0: make_decoder names it).
+  for (DecoderLayerSpec& l : spec.layers) l.mlp = MlpKind::kMoe;
+  set_router(spec, model, tree);
   return make_decoder(std::move(spec), tree);
 }
 

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 
+#include "failure.h"
 #include "tiny_decoder.h"
 
 namespace memfit::test {
@@ -267,6 +268,25 @@ TEST_CASE("families: Phi-3's fused qkv_proj and gate_up_proj equal Llama's separ
   json partial = llama_config(kDims, "phi3");
   partial["partial_rotary_factor"] = 0.5;
   check_differs(logits_of(load_tiny(tmp, "phi3-partial", phi3, partial), ids), llama);
+}
+
+TEST_CASE("families: a routed top-k outside 1 … experts is named, not an ATen error") {
+  TempDir tmp;
+  const Weights w = to_moe(llama_weights(kDims), kDims, 4, "block_sparse_moe", {"w1", "w3", "w2"});
+  for (int top_k : {0, 5}) {
+    CAPTURE(top_k);
+    json cfg = llama_config(kDims, "mixtral");
+    cfg["num_local_experts"] = 4;
+    cfg["num_experts_per_tok"] = top_k;
+    std::string message;
+    try {
+      load_tiny(tmp, "mixtral", w, cfg);
+    } catch (const Failure& f) {
+      message = f.message;
+    }
+    CHECK(message.find("num_experts_per_tok ≤ its experts; got " + std::to_string(top_k) + " of 4") !=
+          std::string::npos);
+  }
 }
 
 }  // namespace memfit::test
