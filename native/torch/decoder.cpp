@@ -58,6 +58,8 @@ class DecoderProgram final : public ModelProgram {
     ops_.eps = s_.eps;
     ops_.present = &present_;
   }
+  DecoderProgram(const DecoderProgram&) = delete;  // ops_ points into present_
+  DecoderProgram& operator=(const DecoderProgram&) = delete;
 
   std::int64_t layers() const override { return static_cast<std::int64_t>(s_.layers.size()); }
 
