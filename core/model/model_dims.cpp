@@ -180,6 +180,21 @@ const Json* rope_parameters_of(const Config& c, std::string_view layer_type) {
   return per != it->end() && per->is_object() ? &*per : nullptr;
 }
 
+namespace {
+// The scaling object's numbers and LongRoPE's lists (RopeDims::params); entries of other types are
+// left out, as read_rope leaves out what it cannot read.
+void read_rope_params(const Json& p, RopeDims& r) {
+  for (auto e = p.begin(); e != p.end(); ++e) {
+    if (e->is_number()) r.params.emplace_back(e.key(), e->get<double>());
+    else if (e->is_boolean()) r.params.emplace_back(e.key(), e->get<bool>() ? 1.0 : 0.0);
+    if (!e->is_array() || (e.key() != "short_factor" && e.key() != "long_factor")) continue;
+    std::vector<double>& out = e.key() == "short_factor" ? r.short_factor : r.long_factor;
+    for (const Json& x : *e)
+      if (x.is_number()) out.push_back(x.get<double>());
+  }
+}
+}  // namespace
+
 RopeDims read_rope(const Config& c, double theta_default, std::int64_t rotary_dims,
                    std::string_view layer_type) {
   RopeDims r;
@@ -207,6 +222,7 @@ RopeDims read_rope(const Config& c, double theta_default, std::int64_t rotary_di
   } else if (!r.scaling_type.empty()) {
     r.scaled = true;
   }
+  if (r.scaled) read_rope_params(*p, r);
   return r;
 }
 

@@ -13,9 +13,13 @@ struct Family {
   const char* model_type;
   std::unique_ptr<ModelProgram> (*make)(const Model&, const TensorTree&);
 };
-// Llama-like families whose math is Llama's (RMSNorm, rotate_half RoPE, GQA, SwiGLU) could be
-// listed here too once a golden checkpoint checks them.
-constexpr Family kFamilies[] = {{"gpt2", make_gpt2}, {"llama", make_llama}};
+// The RoPE decoders share decoder.h; each file fills its switches. gemma3 runs its language model.
+constexpr Family kFamilies[] = {{"gpt2", make_gpt2},         {"llama", make_llama},
+                                {"mistral", make_mistral},   {"qwen2", make_qwen2},
+                                {"qwen3", make_qwen3},       {"qwen3_moe", make_qwen3_moe},
+                                {"mixtral", make_mixtral},   {"gemma", make_gemma},
+                                {"gemma2", make_gemma2},     {"gemma3_text", make_gemma3},
+                                {"gemma3", make_gemma3},     {"phi3", make_phi3}};
 }  // namespace
 
 namespace {

@@ -2,7 +2,7 @@
 // no-split block of the tree, the head), the weights each stage reads, and the ATen math of one
 // stage. The executor decides where weights come from; a family only computes.
 //
-// One file per family (gpt2.cpp, llama.cpp), registered in family_registry.cpp: the only place
+// One file per family (gpt2.cpp, llama.cpp, mistral.cpp, …; the RoPE decoders share decoder.h), registered in family_registry.cpp: the only place
 // that switches on model_type, as in core's arch/ registry.
 #pragma once
 
@@ -122,5 +122,14 @@ const ModelDims& program_dims(const Model& model);
 // Families' constructors (one file each).
 std::unique_ptr<ModelProgram> make_gpt2(const Model& model, const TensorTree& tree);
 std::unique_ptr<ModelProgram> make_llama(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_mistral(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_qwen2(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_qwen3(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_qwen3_moe(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_mixtral(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_gemma(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_gemma2(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_gemma3(const Model& model, const TensorTree& tree);
+std::unique_ptr<ModelProgram> make_phi3(const Model& model, const TensorTree& tree);
 
 }  // namespace memfit::torchrt

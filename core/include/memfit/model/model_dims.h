@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memfit/error.h"
@@ -66,6 +67,18 @@ struct RopeDims {
   std::string scaling_type;     // rope_scaling's "type" / "rope_type"; "" when absent
   double factor = 1;            // rope_scaling's "factor"
   std::int64_t rotary_dims = 0; // dims rotated (partial_rotary_factor × head_dim)
+  // The scaling object's other entries, for a runtime that computes the scaled frequencies
+  // (transformers' modeling_rope_utils): each number by key (booleans as 0/1) —
+  // original_max_position_embeddings, low/high_freq_factor, beta_fast/slow, attention_factor,
+  // mscale, mscale_all_dim, truncate, … — and LongRoPE's per-frequency lists. Empty unless scaled.
+  std::vector<std::pair<std::string, double>> params;
+  std::vector<double> short_factor, long_factor;
+  // params' value for `key`, else nullopt.
+  std::optional<double> param(std::string_view key) const {
+    for (const auto& [k, v] : params)
+      if (k == key) return v;
+    return std::nullopt;
+  }
 };
 
 // Mixture of experts in one layer: 0 experts means a dense MLP.
