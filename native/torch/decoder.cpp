@@ -33,13 +33,6 @@ at::Tensor attention_mask(std::int64_t T, std::int64_t S, std::int64_t window, c
   return allowed;
 }
 
-// torch.finfo(dtype).min, what transformers' masks fill with: float's lowest overflows a half type.
-at::Tensor masked_value(const at::Tensor& scores) {
-  const at::Scalar lowest = AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, scores.scalar_type(), "lowest",
-                                                            [] { return at::Scalar(std::numeric_limits<scalar_t>::lowest()); });
-  return at::full({}, lowest, scores.options());
-}
-
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
 
 class DecoderProgram final : public ModelProgram {

@@ -78,7 +78,7 @@ class Gpt2Program final : public ModelProgram {
     // transformers: matmul, then ÷ torch.full([], head_dim ** 0.5), causal where(), softmax.
     auto scores = at::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(v.size(-1)));
     const auto causal = at::ones({T, S}, at::TensorOptions().dtype(at::kBool).device(q.device())).tril(S - T);
-    scores = at::where(causal, scores, at::full({}, finfo_min(scores.scalar_type()), scores.options()));
+    scores = at::where(causal, scores, masked_value(scores));
     const auto probs = at::softmax(scores, -1);
     const auto attn = at::matmul(probs, v).permute({0, 2, 1, 3}).contiguous().view({h.size(0), T, t_.hidden});
     h = h + conv1d(attn, w[n + "attn.c_proj.weight"], w[n + "attn.c_proj.bias"]);

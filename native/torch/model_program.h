@@ -84,15 +84,12 @@ struct ForwardState {
   std::pair<at::Tensor, at::Tensor> cached_kv(std::int64_t layer, const at::Tensor& k, const at::Tensor& v);
 };
 
-// torch.finfo(dtype).min: what transformers' causal masks fill with, representable in `dtype`
-// (float32's lowest overflows a bfloat16 or float16 score).
-inline double finfo_min(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kHalf: return -65504.0;
-    case at::kBFloat16: return -3.3895313892515355e38;
-    case at::kDouble: return std::numeric_limits<double>::lowest();
-    default: return std::numeric_limits<float>::lowest();
-  }
+// A 0-d tensor of torch.finfo(scores.dtype).min, what transformers' causal masks fill with
+// (float32's lowest overflows a float16/bfloat16 score).
+inline at::Tensor masked_value(const at::Tensor& scores) {
+  const at::Scalar lowest = AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, scores.scalar_type(), "lowest",
+                                                            [] { return at::Scalar(std::numeric_limits<scalar_t>::lowest()); });
+  return at::full({}, lowest, scores.options());
 }
 
 class ModelProgram {
