@@ -16,7 +16,7 @@ namespace {
 using K = Value::Kind;
 using FilterFn = Value (*)(const Value&, CallArgs&, const RenderLimits&);
 
-const Value& arg_or(const CallArgs& args, std::size_t i, const char* name, const Value& fallback) {
+Value arg_or(const CallArgs& args, std::size_t i, const char* name, const Value& fallback) {
   const Value* v = argument(args, i, name);
   return v ? *v : fallback;
 }
@@ -103,11 +103,11 @@ Value f_replace(const Value& v, CallArgs& args, const RenderLimits& limits) {
 Value f_tojson(const Value& v, CallArgs& args, const RenderLimits&) {
   JsonStyle style;
   style.ensure_ascii = arg_or(args, 0, "ensure_ascii", Value(false)).truthy();
-  const Value& indent = arg_or(args, 1, "indent", Value::none());
+  const Value indent = arg_or(args, 1, "indent", Value::none());
   if (indent.is_string()) style.indent_text = indent.as_string();
   else if (!indent.is_none()) style.indent = static_cast<int>(std::max<std::int64_t>(0, to_int_index(indent, "tojson indent")));
   const bool pretty = !indent.is_none();
-  const Value& separators = arg_or(args, 2, "separators", Value::none());
+  const Value separators = arg_or(args, 2, "separators", Value::none());
   if (separators.is_list() && separators.as_list().size() == 2) {
     style.item_separator = separators.as_list()[0].str();
     style.key_separator = separators.as_list()[1].str();
@@ -230,7 +230,7 @@ Value f_reverse(const Value& v, CallArgs&, const RenderLimits&) {
 Value f_safe(const Value& v, CallArgs&, const RenderLimits&) { return v; }
 
 Value f_indent(const Value& v, CallArgs& args, const RenderLimits&) {
-  const Value& width = arg_or(args, 0, "width", Value(4));
+  const Value width = arg_or(args, 0, "width", Value(4));
   const std::string unit = width.is_string() ? width.as_string()
                                              : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, to_int_index(width, "indent width"))), ' ');
   const bool first = arg_or(args, 1, "first", Value(false)).truthy();

@@ -1,7 +1,8 @@
 #include "parser.h"
 
-#include <cstdlib>
 #include <cerrno>
+#include <cstdlib>
+#include <initializer_list>
 
 #include "builtins.h"
 #include "lexer.h"
@@ -307,25 +308,23 @@ class Parser {
     return e;
   }
 
-  ExprPtr parse_or() {
-    ExprPtr left = parse_and();
-    while (is_name("or")) {
+  // One left-associative level: operands from `next`, joined by any of `ops` (operators, or
+  // the keywords `or` / `and`).
+  ExprPtr parse_level(std::initializer_list<const char*> ops, ExprPtr (Parser::*next)()) {
+    ExprPtr left = (this->*next)();
+    for (;;) {
+      const char* matched = nullptr;
+      for (const char* op : ops)
+        if (is_op(op) || is_name(op)) matched = op;
+      if (!matched) return left;
       const Position at = cur().at;
       advance();
-      left = binary("or", std::move(left), parse_and(), at);
+      left = binary(matched, std::move(left), (this->*next)(), at);
     }
-    return left;
   }
 
-  ExprPtr parse_and() {
-    ExprPtr left = parse_not();
-    while (is_name("and")) {
-      const Position at = cur().at;
-      advance();
-      left = binary("and", std::move(left), parse_not(), at);
-    }
-    return left;
-  }
+  ExprPtr parse_or() { return parse_level({"or"}, &Parser::parse_and); }
+  ExprPtr parse_and() { return parse_level({"and"}, &Parser::parse_not); }
 
   ExprPtr parse_not() {
     if (is_name("not")) {
@@ -370,45 +369,12 @@ class Parser {
     return chain ? std::move(chain) : std::move(first);
   }
 
-  ExprPtr parse_math1() {
-    ExprPtr left = parse_concat();
-    while (is_op("+") || is_op("-")) {
-      const Token op = cur();
-      advance();
-      left = binary(op.text, std::move(left), parse_concat(), op.at);
-    }
-    return left;
-  }
-
-  ExprPtr parse_concat() {
-    ExprPtr left = parse_math2();
-    while (is_op("~")) {
-      const Position at = cur().at;
-      advance();
-      left = binary("~", std::move(left), parse_math2(), at);
-    }
-    return left;
-  }
-
-  ExprPtr parse_math2() {
-    ExprPtr left = parse_pow();
-    while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
-      const Token op = cur();
-      advance();
-      left = binary(op.text, std::move(left), parse_pow(), op.at);
-    }
-    return left;
-  }
-
-  ExprPtr parse_pow() {
-    ExprPtr left = parse_unary(true);
-    while (is_op("**")) {
-      const Position at = cur().at;
-      advance();
-      left = binary("**", std::move(left), parse_unary(true), at);
-    }
-    return left;
-  }
+  // Jinja's order: + - bind loosest, then ~, then * / // %, then **.
+  ExprPtr parse_math1() { return parse_level({"+", "-"}, &Parser::parse_concat); }
+  ExprPtr parse_concat() { return parse_level({"~"}, &Parser::parse_math2); }
+  ExprPtr parse_math2() { return parse_level({"*", "/", "//", "%"}, &Parser::parse_pow); }
+  ExprPtr parse_pow() { return parse_level({"**"}, &Parser::parse_filtered_unary); }
+  ExprPtr parse_filtered_unary() { return parse_unary(true); }
 
   ExprPtr parse_unary(bool with_filter) {
     const Position at = cur().at;
