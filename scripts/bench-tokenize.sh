@@ -14,7 +14,7 @@ files=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The text: the golden cases' texts (English, code, CJK, emoji, whitespace) repeated to ~8 MB,
-# one JSON string per line of ~1 KB.
+# one JSON string per line of ~64 KB (BENCH_LINE_CHARS; long lines keep the npm binding's per-call cost small).
 node -e '
 const fs = require("fs");
 const texts = [];
@@ -23,16 +23,16 @@ for (const d of ["gpt2", "llama3", "qwen3", "mistral"]) {
 }
 if (!texts.length) texts.push("The quick brown fox jumps over the lazy dog. 你好，世界！ 😀 def f(x):\n    return x**2\n");
 const lines = []; let size = 0, i = 0, line = "";
-while (size < 8e6) { line += texts[i++ % texts.length] + " "; if (line.length > 1000) { lines.push(JSON.stringify(line)); size += Buffer.byteLength(line); line = ""; } }
+while (size < 8e6) { line += texts[i++ % texts.length] + " "; if (line.length > Number(process.argv[3])) { lines.push(JSON.stringify(line)); size += Buffer.byteLength(line); line = ""; } }
 fs.writeFileSync(process.argv[2] + "/big.jsonl", lines.join("\n") + "\n");
 fs.writeFileSync(process.argv[2] + "/one.jsonl", lines[0] + "\n");
-' "$REF" "$work"
+' "$REF" "$work" "${BENCH_LINE_CHARS:-65536}"
 bytes=$(node -e 'const fs=require("fs");let n=0;for(const l of fs.readFileSync(process.argv[1],"utf8").split("\n"))if(l)n+=Buffer.byteLength(JSON.parse(l));console.log(n)' "$work/big.jsonl")
 now() { date +%s.%N; }
 for f in "${files[@]}"; do
   t0=$(now); "$MEMFIT" tokenize "$f" --jsonl <"$work/one.jsonl" >/dev/null; t1=$(now)
   "$MEMFIT" tokenize "$f" --jsonl <"$work/big.jsonl" >/dev/null; t2=$(now)
-  ours=$(echo "$bytes / (($t2 - $t1) - ($t1 - $t0)) / 1e6" | bc -l)
+  ours=$(awk -v b="$bytes" -v t0="$t0" -v t1="$t1" -v t2="$t2" 'BEGIN { print b / ((t2 - t1) - (t1 - t0)) / 1e6 }')
   theirs=$(node -e '
 const { Tokenizer } = require(process.cwd() + "/node_modules/tokenizers");
 const fs = require("fs");
