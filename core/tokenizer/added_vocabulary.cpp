@@ -80,9 +80,7 @@ void AddedVocabulary::split(Split piece, const Trie& trie, std::vector<Split>& o
   std::size_t start_offset = 0;
   const auto push = [&](std::size_t b, std::size_t e, std::optional<TokenId> id) {
     if (e <= b) return;
-    Split sub;
-    sub.text = piece.text.substr(b, e - b);
-    sub.origin_len = sub_origin_len(piece, b);
+    Split sub = slice(piece, b, e);
     sub.added = id;
     out.push_back(std::move(sub));
   };

@@ -191,12 +191,7 @@ class BpeDecoder final : public Decoder {
 
 class Sequence final : public Decoder {
  public:
-  Sequence(const json& j, const BuildContext& ctx) {
-    const BuildContext list = ctx.at("decoders");
-    const json& items = field(j, "decoders", ctx);
-    if (!items.is_array()) list.fail(ErrorCode::kWrongType, "must be a list");
-    for (std::size_t i = 0; i < items.size(); ++i) parts_.push_back(make_decoder(items[i], list.index(i)));
-  }
+  Sequence(const json& j, const BuildContext& ctx) : parts_(make_list(j, "decoders", ctx, make_decoder)) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
     for (const auto& d : parts_) d->decode_chain(tokens);
   }

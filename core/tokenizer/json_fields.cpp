@@ -11,6 +11,14 @@ void BuildContext::fail(ErrorCode code, const std::string& what) const {
 
 std::string json_type_name(const json& v) { return v.type_name(); }
 
+json parse_json(std::string_view text, const std::string& source) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(ErrorCode::kInvalidJson, fmt::format("{}: not JSON: {}", source, e.what()));
+  }
+}
+
 const json& field(const json& j, const char* key, const BuildContext& ctx) {
   if (!j.is_object()) ctx.fail(ErrorCode::kWrongType, fmt::format("expected an object, got {}", json_type_name(j)));
   const auto it = j.find(key);

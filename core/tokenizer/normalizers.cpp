@@ -163,12 +163,7 @@ class ByteLevelNormalizer final : public Normalizer {
 
 class Sequence final : public Normalizer {
  public:
-  Sequence(const json& j, const BuildContext& ctx) {
-    const BuildContext list = ctx.at("normalizers");
-    const json& items = field(j, "normalizers", ctx);
-    if (!items.is_array()) list.fail(ErrorCode::kWrongType, "must be a list");
-    for (std::size_t i = 0; i < items.size(); ++i) parts_.push_back(make_normalizer(items[i], list.index(i)));
-  }
+  Sequence(const json& j, const BuildContext& ctx) : parts_(make_list(j, "normalizers", ctx, make_normalizer)) {}
   void normalize(std::string& s) const override {
     for (const auto& n : parts_) n->normalize(s);
   }

@@ -146,10 +146,7 @@ std::string replace_all(std::string_view s, const Pattern& pattern, std::string_
 void push_sub_splits(const Split& parent, const std::vector<Range>& ranges, std::vector<Split>& out) {
   for (const Range& r : ranges) {
     if (r.second <= r.first) continue;
-    Split s;
-    s.text = parent.text.substr(r.first, r.second - r.first);
-    s.origin_len = sub_origin_len(parent, r.first);
-    out.push_back(std::move(s));
+    out.push_back(slice(parent, r.first, r.second));
   }
 }
 

@@ -48,9 +48,12 @@ template <typename Pred>
 std::vector<std::pair<Range, bool>> char_pieces(std::string_view text, Pred&& is_match);
 
 // Replaces `parent` in `out` by its sub-pieces at `ranges` (origin_len carried, see Split).
-// The origin_len of the slice of `parent` that starts at byte `begin`.
-inline std::size_t sub_origin_len(const Split& parent, std::size_t begin) {
-  return parent.origin_len > begin ? parent.origin_len - begin : 0;
+// The piece [begin, end) of `parent` (NormalizedString::slice), origin_len carried.
+inline Split slice(const Split& parent, std::size_t begin, std::size_t end) {
+  Split s;
+  s.text = parent.text.substr(begin, end - begin);
+  s.origin_len = parent.origin_len > begin ? parent.origin_len - begin : 0;
+  return s;
 }
 void push_sub_splits(const Split& parent, const std::vector<Range>& ranges, std::vector<Split>& out);
 // Applies fn(const Split&) -> std::vector<Range> to every piece that is not an added token.

@@ -111,12 +111,7 @@ class Nothing final : public PostProcessor {
 
 class Sequence final : public PostProcessor {
  public:
-  Sequence(const json& j, const BuildContext& ctx) {
-    const BuildContext list = ctx.at("processors");
-    const json& items = field(j, "processors", ctx);
-    if (!items.is_array()) list.fail(ErrorCode::kWrongType, "must be a list");
-    for (std::size_t i = 0; i < items.size(); ++i) parts_.push_back(make_post_processor(items[i], list.index(i)));
-  }
+  Sequence(const json& j, const BuildContext& ctx) : parts_(make_list(j, "processors", ctx, make_post_processor)) {}
   void process(Encoding& e, bool add_special_tokens) const override {
     for (const auto& p : parts_) p->process(e, add_special_tokens);
   }

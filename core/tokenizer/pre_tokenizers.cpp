@@ -157,12 +157,7 @@ class Whitespace final : public PreTokenizer {
 
 class Sequence final : public PreTokenizer {
  public:
-  Sequence(const json& j, const BuildContext& ctx) {
-    const BuildContext list = ctx.at("pretokenizers");
-    const json& items = field(j, "pretokenizers", ctx);
-    if (!items.is_array()) list.fail(ErrorCode::kWrongType, "must be a list");
-    for (std::size_t i = 0; i < items.size(); ++i) parts_.push_back(make_pre_tokenizer(items[i], list.index(i)));
-  }
+  Sequence(const json& j, const BuildContext& ctx) : parts_(make_list(j, "pretokenizers", ctx, make_pre_tokenizer)) {}
   void pre_tokenize(std::vector<Split>& splits) const override {
     for (const auto& p : parts_) p->pre_tokenize(splits);
   }

@@ -84,12 +84,7 @@ Result<Tokenizer> Tokenizer::from_json(std::string_view json_text, std::shared_p
                                        const std::string& source) {
   return capture([&]() -> Tokenizer {
     const BuildContext root_ctx{source, "", backend};
-    json root;
-    try {
-      root = json::parse(json_text);
-    } catch (const json::parse_error& e) {
-      throw Error(ErrorCode::kInvalidJson, fmt::format("{}: not JSON: {}", source, e.what()));
-    }
+    const json root = parse_json(json_text, source);
     if (!root.is_object()) root_ctx.fail(ErrorCode::kInvalidJson, fmt::format("expected an object, got {}", json_type_name(root)));
     TokenizerImpl impl;
     impl.backend = backend;
@@ -107,12 +102,7 @@ Result<Tokenizer> Tokenizer::from_json(std::string_view json_text, std::shared_p
 Result<Tokenizer> Tokenizer::from_gpt2_files(std::string_view vocab_json, std::string_view merges_txt,
                                              std::shared_ptr<const TextBackend> backend) {
   return capture([&]() -> Tokenizer {
-    json vocab;
-    try {
-      vocab = json::parse(vocab_json);
-    } catch (const json::parse_error& e) {
-      throw Error(ErrorCode::kInvalidJson, fmt::format("vocab.json: not JSON: {}", e.what()));
-    }
+    const json vocab = parse_json(vocab_json, "vocab.json");
     const BuildContext ctx{"vocab.json", "", backend};
     // transformers' GPT2Tokenizer (and its converted fast tokenizer): byte-level with GPT-2's
     // pattern, no prefix space; '<|endoftext|>' is unk/bos/eos and split out as a special token.
@@ -220,12 +210,7 @@ const std::vector<AddedToken>& Tokenizer::added_tokens() const { return impl_->a
 
 Result<SpecialTokenIds> special_token_ids(const Tokenizer& tok, std::string_view tokenizer_config_json) {
   return capture([&]() -> SpecialTokenIds {
-    json config;
-    try {
-      config = json::parse(tokenizer_config_json);
-    } catch (const json::parse_error& e) {
-      throw Error(ErrorCode::kInvalidJson, fmt::format("tokenizer_config.json: not JSON: {}", e.what()));
-    }
+    const json config = parse_json(tokenizer_config_json, "tokenizer_config.json");
     const auto id_of = [&](const char* key) -> std::optional<TokenId> {
       if (!config.is_object() || !config.contains(key)) return std::nullopt;
       const json& v = config[key];

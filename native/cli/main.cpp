@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   CLI::App* tokenize = app.add_subcommand(
       "tokenize", "Text to token ids (or --decode ids to text) with a model's tokenizer.json or vocab.json + merges.txt");
   tokenize->add_option("path", tk.path, "tokenizer.json or a model folder")->required();
-  tokenize->add_option("--text", tk.text, "the text (with --decode: ids, e.g. 1,2,3); default: stdin");
+  tokenize->add_option("--text", tk.text, "the text (with --decode: ids, e.g. 1,2,3); default: all of stdin, a final newline included");
   tokenize->add_flag("--jsonl", tk.jsonl,
                      "stdin: one JSON string per line → one {\"ids\", \"tokens\"} per line (--decode: a list of ids → {\"text\"})");
   tokenize->add_flag("--no-special", tk.no_special, "no special tokens added (--decode: special tokens skipped)");

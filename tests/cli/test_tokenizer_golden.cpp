@@ -37,6 +37,15 @@ int check_golden_dir(const std::string& dir, bool has_no_special) {
     const auto decoded = tok.decode(ids_of(c.at("ids")), false);
     REQUIRE(decoded.ok());
     CHECK(*decoded == c.at("decoded").get<std::string>());
+    // Streaming: the chunks, id by id, join into the same text.
+    memfit::tokenizer::DecodeStream stream(tok, false);
+    std::string streamed;
+    for (const TokenId id : ids_of(c.at("ids"))) {
+      const auto chunk = stream.step(id);
+      REQUIRE(chunk.ok());
+      if (*chunk) streamed += **chunk;
+    }
+    CHECK(streamed == c.at("decoded").get<std::string>());
     ++compared;
   }
   return compared;

@@ -66,6 +66,24 @@ class Tokenizer {
   friend struct TokenizerImpl;
 };
 
+// Text as ids arrive (`tokenizers`' DecodeStream, step_decode_stream): step(id) returns the text
+// that id completes, or nullopt while it is not whole yet (an incomplete UTF-8 byte sequence, or a
+// decoder that needs the next token). The chunks joined equal decode() of all the ids, up to a
+// trailing incomplete character. For `memfit generate`'s streaming output.
+class DecodeStream {
+ public:
+  DecodeStream(Tokenizer tokenizer, bool skip_special_tokens)
+      : tokenizer_(std::move(tokenizer)), skip_special_(skip_special_tokens) {}
+  Result<std::optional<std::string>> step(TokenId id);
+
+ private:
+  Tokenizer tokenizer_;
+  bool skip_special_;
+  std::vector<TokenId> ids_;
+  std::string prefix_;
+  std::size_t prefix_index_ = 0;
+};
+
 // bos_token / eos_token (a string or an AddedToken object {"content": …}) of a
 // tokenizer_config.json, as ids of `tok`: absent keys, nulls or tokens it does not know are nullopt.
 struct SpecialTokenIds {
