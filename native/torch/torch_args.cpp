@@ -179,9 +179,15 @@ TorchCommand parse_torch_command(int argc, const char* const* argv) {
   if (command == "generate") {
     parse(TorchCommand::Kind::kGenerate, generate_options(c.generate), c.generate.dir,
           "Generate text: tokenize the prompt, decode token by token with a KV cache, stream the text");
-    const GenerateArgs& g = c.generate;
-    const int given = !g.prompt.empty() + !g.tokens.empty() + !g.chat.empty();
-    if (c.kind == TorchCommand::Kind::kGenerate && given != 1)
+    // Given, even empty: an empty --prompt is an empty prompt (run_generate names it), not none.
+    auto given = [&](std::string_view name) {
+      for (int i = 2; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == name || (a.size() > name.size() && a.substr(0, name.size() + 1) == std::string(name) + "=")) return 1;
+      }
+      return 0;
+    };
+    if (c.kind == TorchCommand::Kind::kGenerate && given("--prompt") + given("--tokens") + given("--chat") != 1)
       usage("generate needs exactly one of --prompt TEXT, --tokens IDS or --chat TEXT");
     return c;
   }
