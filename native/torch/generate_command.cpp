@@ -202,6 +202,8 @@ void run_generate(const GenerateArgs& args) {
     j["stats"]["peak_rss_bytes"] = read_process_memory().peak_rss_bytes;
     j["stats"]["compute_dtype"] = std::string(torch_name(from_scalar_type(setup.options.compute_dtype)));
     j["stats"]["weights_dtype"] = std::string(torch_name(setup.model->plan.dtype));
+    j["threads"] = setup.threads;
+    j["prefetch"] = setup.options.prefetch;
     fmt::print("{}\n", j.dump());
     return;
   }
