@@ -1,3 +1,4 @@
+#include "memfit/utf8.h"
 #include "lexer.h"
 
 #include <cctype>
@@ -27,24 +28,6 @@ bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 class Lexer {
  public:
@@ -247,15 +230,15 @@ class Lexer {
         case 'f': value += '\f'; break;
         case 'v': value += '\v'; break;
         case 'a': value += '\a'; break;
-        case 'x': append_utf8(value, hex_escape(2, start)); break;
-        case 'u': append_utf8(value, hex_escape(4, start)); break;
-        case 'U': append_utf8(value, hex_escape(8, start)); break;
+        case 'x': memfit::append_utf8(value, hex_escape(2, start)); break;
+        case 'u': memfit::append_utf8(value, hex_escape(4, start)); break;
+        case 'U': memfit::append_utf8(value, hex_escape(8, start)); break;
         default:
           if (e >= '0' && e <= '7') {
             std::uint32_t cp = static_cast<std::uint32_t>(e - '0');
             for (int k = 0; k < 2 && pos_ < src_.size() && src_[pos_] >= '0' && src_[pos_] <= '7'; ++k)
               cp = cp * 8 + static_cast<std::uint32_t>(src_[pos_++] - '0');
-            append_utf8(value, cp);
+            memfit::append_utf8(value, cp);
           } else {
             value += '\\';
             value += e;

@@ -7,12 +7,13 @@
 #include <string_view>
 
 #include "memfit/tokenizer/text_backend.h"
+#include "memfit/utf8.h"
 
 namespace memfit::tokenizer {
 
 // The code point at s[i] and its length in bytes (s is valid UTF-8).
 char32_t decode_utf8(std::string_view s, std::size_t i, std::size_t* length);
-void append_utf8(std::string& out, char32_t c);
+using memfit::append_utf8;  // memfit/utf8.h
 // Byte offset of the first invalid sequence, or npos when `s` is valid UTF-8.
 std::size_t invalid_utf8_at(std::string_view s);
 // Rust's String::from_utf8_lossy: each maximal invalid subpart becomes U+FFFD.
