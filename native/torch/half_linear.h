@@ -22,4 +22,9 @@ at::Tensor half_linear(const at::Tensor& x, const at::Tensor& w, const at::Tenso
 // Threads the kernel splits the output rows over (the compute threads; default: one per core).
 void set_half_linear_threads(int threads);
 
+// The instruction set the rows are computed with: the best this CPU has, chosen at start. Tests
+// select each one the CPU has (a request above it gives the best); returns the one in use.
+enum class HalfLinearKernel { kScalar, kAvx2, kAvx512 };
+HalfLinearKernel use_half_linear_kernel(HalfLinearKernel kernel);
+
 }  // namespace memfit::torchrt

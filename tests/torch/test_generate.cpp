@@ -70,7 +70,7 @@ TEST_CASE("generate: greedy ids equal transformers' for every placement and pref
     const int n = golden["generation"]["max_new_tokens"].get<int>();
     const std::string weights = *dir + "/" + (*g.weights ? g.weights : g.model);
     const std::string config = *g.weights ? *dir + "/" + g.model : "";
-    for (const std::string map : {std::string(), std::string(R"({"": "cpu"})"), std::string(R"({"": "disk"})"),
+    for (const std::string& map : {std::string(), std::string(R"({"": "cpu"})"), std::string(R"({"": "disk"})"),
                                   std::string(g.mixed_map)}) {
       CAPTURE(map);
       const Loaded m = load(weights, map, config);
@@ -143,7 +143,7 @@ TEST_CASE("half precision: fp16/bf16 weights stay half in memory and compute in 
       CAPTURE(model);
       CAPTURE(half);
       const auto golden = golden_json(model);
-      for (const std::string map : {std::string(), std::string(R"({"": "disk"})")}) {
+      for (const std::string& map : {std::string(), std::string(R"({"": "disk"})")}) {
         const Loaded m = load(std::string(*dir) + "/" + model + "/" + half, map);
         const at::ScalarType want = std::string(half) == "fp16" ? at::kHalf : at::kBFloat16;
         CHECK((m.model->dtype == want));
@@ -181,7 +181,7 @@ TEST_CASE("bad input is named before anything runs, in every placement, and the 
   if (!dir) return skip_loudly("bad input by placement");
   const auto golden = golden_json("tiny-gpt2");
   const at::Tensor good = golden_input(golden, "A");
-  for (const std::string map : {std::string(), std::string(R"({"": "cpu"})"), std::string(R"({"": "disk"})"),
+  for (const std::string& map : {std::string(), std::string(R"({"": "cpu"})"), std::string(R"({"": "disk"})"),
                                 std::string(kGenerations[0].mixed_map)}) {
     CAPTURE(map);
     const Loaded m = load(*dir + "/tiny-gpt2", map);
@@ -206,6 +206,12 @@ TEST_CASE("bad input is named before anything runs, in every placement, and the 
 
 TEST_CASE("half_linear: x·wᵀ from float16/bfloat16 weights equals at::linear on the float32 upcast") {
   at::manual_seed(7);
+  using torchrt::HalfLinearKernel;
+  for (const HalfLinearKernel kernel : {HalfLinearKernel::kScalar, HalfLinearKernel::kAvx2, HalfLinearKernel::kAvx512}) {
+  const HalfLinearKernel used = torchrt::use_half_linear_kernel(kernel);
+  CAPTURE(static_cast<int>(used));
+  if (used != kernel) MESSAGE("half_linear: this CPU has no kernel " << static_cast<int>(kernel) << "; checked "
+                              << static_cast<int>(used) << " again");
   for (const at::ScalarType half : {at::kHalf, at::kBFloat16})
     for (const std::int64_t rows : {1, 2, 3, 5, 8})
       for (const std::int64_t k : {7, 64, 100, 1000}) {
@@ -223,6 +229,8 @@ TEST_CASE("half_linear: x·wᵀ from float16/bfloat16 weights equals at::linear 
         const at::Tensor scale = at::linear(x.abs(), w.to(at::kFloat).abs()) + 1;
         CHECK(((got - expected).abs() / scale).max().item<double>() < 1e-5);
       }
+  }
+  torchrt::use_half_linear_kernel(HalfLinearKernel::kAvx512);  // the best again
   CHECK_FALSE(torchrt::half_linear_applies(at::randn({9, 8}), at::randn({4, 8}).to(at::kHalf)));   // rows
   CHECK_FALSE(torchrt::half_linear_applies(at::randn({1, 8}), at::randn({4, 8})));                 // float32 w
   CHECK_FALSE(torchrt::half_linear_applies(at::randn({1, 8}), at::randn({8, 4}).to(at::kHalf).t()));  // strided
