@@ -41,7 +41,7 @@ void add_placement(std::vector<Option>& out, PlacementArgs& p) {
   out.push_back(text("--device-map", &p.device_map, device_map_help.c_str()));
   out.push_back(text("--max-memory", &p.max_memory, "budgets, e.g. 0=8GiB,cpu=16GiB (default: what is free)"));
   out.push_back(text("--offload-folder", &p.offload_folder, "offload folder for .bin weights placed on disk"));
-  out.push_back(text("--dtype", &p.dtype, "dtype of the weights in memory (default float32)"));
+  out.push_back(text("--dtype", &p.dtype, "dtype of the weights in memory (default: the checkpoint's floating dtype)"));
   out.push_back(text("--config", &p.config, "config.json (or its folder) when it is not next to the weights"));
   out.push_back(flag("--allow-missing", &p.allow_missing, "load even if the checkpoint lacks some tensors"));
   out.push_back(flag("--ignore-unexpected", &p.ignore_unexpected, "skip tensors the model does not have"));
