@@ -9,6 +9,7 @@
 #include "memfit/model/model.h"
 #include "memfit/plan/infer_device_map.h"
 #include "memfit/report/convert_bytes.h"
+#include "runtime_parts.h"
 
 namespace memfit::plan {
 namespace {
@@ -23,6 +24,8 @@ void check_budgets(const PlanRequest& req) {
                 "max_memory: every budget is 0 and disk is not allowed: nothing can hold the model");
 }
 
+}  // namespace
+
 AccelerateOptions accelerate_options(const PlanRequest& req, bool compat) {
   AccelerateOptions o;
   o.no_split = req.no_split;
@@ -32,61 +35,6 @@ AccelerateOptions accelerate_options(const PlanRequest& req, bool compat) {
   o.include_legacy_buffers = compat;
   return o;
 }
-
-// `fit` budgets the KV cache and activation workspace with the same model as
-// `memfit estimate --context … --batch …` (will_it_run): each decoder layer's cache (its tokens,
-// or a recurrent layer's state) goes with the no-split block that holds it, in order — hybrid
-// models differ layer by layer.
-void runtime_parts(const Model& model, const PlanRequest& req, const TensorTree& tree,
-                   std::map<std::string, std::uint64_t>* kv, std::uint64_t* activations,
-                   std::vector<std::string>* notes) {
-  // The KV cache of the class that generates (memfit's class; accelerate's AutoModel has no head).
-  std::optional<Model> generating;
-  if (model.request.mode != Mode::kMemfit) {
-    auto rebuilt = rebuild_for_mode(model, Mode::kMemfit);
-    if (!rebuilt) {
-      notes->push_back("no KV cache or activations budgeted: " + rebuilt.error().message());
-      return;
-    }
-    generating = std::move(rebuilt).value();
-  }
-  auto run = capture([&] {
-    RunOptions ro;
-    ro.context = static_cast<std::int64_t>(req.context);
-    ro.batch = static_cast<std::int64_t>(req.batch);
-    // The loaded dtype as weights (plan's dtype may be any dtype; will_it_run's, floating or a
-    // quantization: an integer dtype other than int8/int4 leaves the note below).
-    if (req.dtype) ro.dtype = parse_weight_dtype(torch_name(*req.dtype), "dtype");
-    Result<RunReport> r = will_it_run(generating ? *generating : model, ro);
-    if (!r) throw r.error();
-    return std::move(r).value();
-  });
-  if (!run) {
-    notes->push_back("no KV cache or activations budgeted: " + run.error().message());
-    return;
-  }
-  *activations = static_cast<std::uint64_t>(run->inference.activations.bytes);
-  const std::size_t layers = run->layout.layers.size();
-  if (layers == 0 || run->inference.kv.total() <= 0) return;
-  const std::vector<std::string> no_split = req.no_split ? *req.no_split : tree.no_split_classes;
-  std::vector<std::string> blocks;
-  for (const TreeItem& it : placement_units(tree, no_split))
-    if (!it.is_tensor &&
-        std::find(no_split.begin(), no_split.end(), tree.modules[it.index].class_name) != no_split.end())
-      blocks.push_back(tree.modules[it.index].name);
-  if (blocks.size() < layers) {
-    notes->push_back(fmt::format("KV cache not placed per layer: {} attention layers, {} no-split blocks",
-                                 layers, blocks.size()));
-    return;
-  }
-  // Cross-attention (encoder-decoder) is the same in every decoder layer: shared out evenly.
-  const KvCache& cache = run->inference.kv;
-  const double cross = cache.cross_bytes / static_cast<double>(layers);
-  for (std::size_t i = 0; i < layers; ++i)
-    (*kv)[blocks[i]] = static_cast<std::uint64_t>(cache.layer_bytes[i] + cross);
-}
-
-}  // namespace
 
 Result<PlanResult> run_plan(const PlanRequest& req) {
   Result<Model> model = build_model(req.model);
@@ -98,10 +46,25 @@ Result<PlanResult> run_plan(const Model& model, const PlanRequest& req) {
   return capture([&]() -> PlanResult {
     check_budgets(req);
     const bool compat = model.request.mode == Mode::kAccelerate;
-    const std::optional<TensorTree> tree = for_era(model.tree, compat);
+    const TensorTree tree = for_era(model.tree, compat);
+    PlanRequest filled = req;
+    std::vector<std::string> notes;
+    if (req.strategy == Strategy::kFit && req.kv_bytes.empty() && req.activation_bytes == 0 && model.has_config)
+      runtime_parts(model, req, tree, &filled.kv_bytes, &filled.activation_bytes, &notes);
+    Result<PlanResult> r = plan_tree(tree, filled, compat);
+    if (!r) throw r.error();
+    PlanResult out = std::move(r).value();
+    out.explain.insert(out.explain.begin(), notes.begin(), notes.end());
+    return out;
+  });
+}
+
+Result<PlanResult> plan_tree(const TensorTree& tree, const PlanRequest& req, bool compat) {
+  return capture([&]() -> PlanResult {
+    check_budgets(req);
     PlanResult out;
     out.strategy = req.strategy;
-    out.model_class = tree->class_name();
+    out.model_class = tree.class_name();
     const AccelerateOptions opt = accelerate_options(req, compat);
     if (req.strategy == Strategy::kFit) {
       FitOptions fo;
@@ -110,32 +73,28 @@ Result<PlanResult> run_plan(const Model& model, const PlanRequest& req) {
       fo.activation_bytes = req.activation_bytes;
       fo.kv_bytes = req.kv_bytes;
       fo.allow_disk = !req.no_disk;
-      std::vector<std::string> notes;
-      if (fo.kv_bytes.empty() && fo.activation_bytes == 0 && model.has_config)
-        runtime_parts(model, req, *tree, &fo.kv_bytes, &fo.activation_bytes, &notes);
-      auto fit = plan_fit(*tree, req.max_memory, fo);
+      auto fit = plan_fit(tree, req.max_memory, fo);
       if (!fit) throw fit.error();
-      out.explain = notes;
       out.device_map = fit->device_map;
       out.max_memory = req.max_memory;
       out.streamed_bytes = static_cast<double>(fit->streamed_bytes);
-      out.explain.insert(out.explain.end(), fit->explain.begin(), fit->explain.end());
+      out.explain = fit->explain;
       for (const auto& d : fit->devices)
         out.bytes_per_device.emplace_back(d.device.key(), static_cast<double>(d.total()));
       out.fit = std::move(fit).value();
       return out;
     }
-    auto acc = plan_accelerate(*tree, req.max_memory, req.strategy, opt);
+    auto acc = plan_accelerate(tree, req.max_memory, req.strategy, opt);
     if (!acc) throw acc.error();
     out.device_map = acc->device_map;
     out.max_memory = acc->max_memory;
-    const ModuleSizes sizes = planner_sizes(*tree, opt);
+    const ModuleSizes sizes = planner_sizes(tree, opt);
     std::vector<std::pair<std::string, double>> per;
     for (const auto& [d, b] : out.max_memory) per.emplace_back(d.key(), 0.0);
     if (std::none_of(per.begin(), per.end(), [](const auto& p) { return p.first == "disk"; }))
       per.emplace_back("disk", 0.0);
     for (const auto& [key, dev] : out.device_map) {
-      const double bytes = bits_to_bytes(sizes.at(*tree, key));
+      const double bytes = bits_to_bytes(sizes.at(tree, key));
       for (auto& [k, v] : per)
         if (k == dev.key()) v += bytes;
       if (!dev.is_gpu()) out.streamed_bytes += bytes;

@@ -111,6 +111,12 @@ int main(int argc, char** argv) {
   plan->add_flag("--json", pl.json, "print JSON");
   plan->add_option("--output", pl.output, "write the device map (JSON) to this file");
   plan->add_option("--check", pl.check, "validate a device map file against the model instead");
+  plan->add_option("--nodes", pl.nodes,
+                   "hosts, one pipeline stage each: 'a=0:24GiB,1:24GiB,cpu:64GiB;b=0:24GiB,cpu:32GiB' "
+                   "(optional gpu:NAME per host for its speed)");
+  plan->add_option("--link", pl.link, "network between the hosts: BANDWIDTH[,LATENCY], default 10Gbps,50us");
+  plan->add_option("--balance", pl.balance, "stages balanced by memory (default) or compute")
+      ->check(CLI::IsMember({"memory", "compute"}));
 
   // Listed for --help only: main() hands them to memfit-torch before parsing.
   app.add_subcommand("load", "Validate, load and place a checkpoint by a device map (LibTorch: memfit-torch)");

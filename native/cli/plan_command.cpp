@@ -7,6 +7,7 @@
 #include "atomic_write.h"
 #include "cli_error.h"
 #include "file_reader.h"
+#include "memfit/plan/pipeline.h"
 #include "memfit/plan/plan.h"
 #include "memfit/report/convert_bytes.h"
 #include "model_source.h"
@@ -31,7 +32,7 @@ EstimateRequest model_request(const PlanArgs& args, const ModelSource& src) {
 
 plan::PlanRequest build_request(const PlanArgs& args) {
   plan::PlanRequest req;
-  req.max_memory = cli_value(plan::parse_max_memory(args.max_memory));
+  if (!args.max_memory.empty()) req.max_memory = cli_value(plan::parse_max_memory(args.max_memory));
   req.strategy = cli_value(capture([&] { return plan::parse_strategy(args.strategy, "--device-map"); }));
   if (!args.dtype.empty()) {
     auto dt = dtype_from_name(args.dtype);
@@ -60,6 +61,35 @@ void print_text(const plan::PlanResult& r, bool explain) {
     if (explain || line.rfind("first streamed", 0) != 0) fmt::print("{}\n", line);
 }
 
+// `--nodes`: one stage per host, each mapped onto its own devices.
+int run_pipeline(const PlanArgs& args, const Model& model) {
+  if (!args.max_memory.empty())
+    throw CliError{kExitUsage, "--max-memory and --nodes exclude each other: give each host's budgets in --nodes"};
+  plan::PipelineRequest req;
+  req.plan = build_request(args);
+  req.nodes = cli_value(plan::parse_nodes(args.nodes));
+  req.link = cli_value(plan::parse_link(args.link));
+  req.balance = args.balance == "compute" ? plan::Balance::kCompute : plan::Balance::kMemory;
+  const plan::PipelinePlan p = cli_value(plan::plan_pipeline(model, req));
+  if (!args.output.empty()) {
+    nlohmann::ordered_json maps = nlohmann::ordered_json::object();
+    for (const auto& st : p.stages) maps[st.node] = plan::device_map_to_json(st.plan.device_map);
+    io::write_file_atomically(args.output, maps.dump(2) + "\n");
+  }
+  if (args.json) {
+    fmt::print("{}\n", plan::pipeline_to_json(p).dump(2));
+    return int{kExitOk};
+  }
+  fmt::print("pipeline over {} nodes ({}, {}):\n", p.stages.size(), plan::strategy_name(p.strategy), p.model_class);
+  for (const auto& st : p.stages) {
+    fmt::print("node {}: {}\n", st.node, plan::device_map_to_json(st.plan.device_map).dump());
+    if (args.explain)
+      for (const auto& line : st.plan.explain) fmt::print("  {}\n", line);
+  }
+  for (const auto& line : p.explain) fmt::print("{}\n", line);
+  return int{kExitOk};
+}
+
 }  // namespace
 
 int run_plan(const PlanArgs& args) {
@@ -74,7 +104,9 @@ int run_plan(const PlanArgs& args) {
       fmt::print("{}: the device map covers every tensor of {}\n", args.check, tree.class_name());
       return int{kExitOk};
     }
-    if (args.max_memory.empty()) throw CliError{kExitUsage, "--max-memory is required (e.g. 0=24GiB,cpu=64GiB)"};
+    if (!args.nodes.empty()) return run_pipeline(args, cli_value(build_model(model_request(args, src))));
+    if (args.max_memory.empty())
+      throw CliError{kExitUsage, "--max-memory is required (e.g. 0=24GiB,cpu=64GiB), or --nodes for several hosts"};
     const plan::PlanRequest request = build_request(args);
     const Model model = cli_value(build_model(model_request(args, src)));
     const plan::PlanResult r = cli_value(plan::run_plan(model, request));

@@ -26,6 +26,9 @@ struct PlanArgs {
   bool explain = false, json = false;
   std::string output;  // write the device map here (atomically)
   std::string check;   // validate this device map file instead of planning
+  // Several hosts (pipeline stages): "a=0:24GiB,cpu:64GiB;b=0:24GiB,cpu:32GiB", the link between
+  // them and what the stages are balanced by.
+  std::string nodes, link = "10Gbps", balance = "memory";
 };
 
 int run_plan(const PlanArgs& args);

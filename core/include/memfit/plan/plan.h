@@ -49,6 +49,10 @@ struct PlanResult {
 Result<PlanResult> run_plan(const Model& model, const PlanRequest& req);
 // build_model(req.model) then run_plan().
 Result<PlanResult> run_plan(const PlanRequest& req);
+// The planning step alone, on a tree already narrowed to its era (`compat`: accelerate's), with
+// the request's kv_bytes / activation_bytes as given: the pipeline planner plans each node's
+// share of the model with it.
+Result<PlanResult> plan_tree(const TensorTree& tree, const PlanRequest& req, bool compat);
 nlohmann::ordered_json plan_to_json(const PlanResult& r);
 // {"model.embed_tokens": 0, "lm_head": "cpu"} — the form accelerate and the loader accept.
 nlohmann::ordered_json device_map_to_json(const DeviceMap& map);
