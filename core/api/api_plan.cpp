@@ -3,6 +3,7 @@
 
 #include "api_common.h"
 #include "memfit/api/api.h"
+#include "memfit/plan/pipeline.h"
 #include "memfit/plan/plan.h"
 
 namespace memfit::api {
@@ -19,10 +20,14 @@ std::uint64_t size_field(const Json& v, const std::string& what) {
   throw Error(ErrorCode::kInvalidArgument, fmt::format("{}: expected a size, got {}", what, v.dump()));
 }
 
-plan::PlanRequest plan_request(const Json& j) {
-  plan::PlanRequest req;
-  // Without "mode": the class from_pretrained builds (as `memfit plan`); "accelerate": its maps.
-  req.model = model_request(j);
+std::string string_field(const Json& j, const char* key) {
+  auto v = j.find(key);
+  if (v == j.end()) return {};
+  if (!v->is_string()) throw Error(ErrorCode::kInvalidArgument, fmt::format("request: '{}' must be a string", key));
+  return v->get<std::string>();
+}
+
+plan::MaxMemory max_memory(const Json& j) {
   auto mm = j.find("max_memory");
   if (mm == j.end() || !mm->is_object())
     throw Error(ErrorCode::kInvalidArgument, "request: 'max_memory' must be an object device → size");
@@ -34,7 +39,14 @@ plan::PlanRequest plan_request(const Json& j) {
   }
   auto norm = plan::normalize_max_memory(std::move(budgets));
   if (!norm) throw norm.error();
-  req.max_memory = *norm;
+  return *norm;
+}
+
+// Every field but the budgets.
+plan::PlanRequest plan_request(const Json& j) {
+  plan::PlanRequest req;
+  // Without "mode": the class from_pretrained builds (as `memfit plan`); "accelerate": its maps.
+  req.model = model_request(j);
   if (auto s = j.find("strategy"); s != j.end()) {
     if (!s->is_string()) throw Error(ErrorCode::kInvalidArgument, "request: 'strategy' must be a string");
     req.strategy = plan::parse_strategy(s->get<std::string>(), "strategy");
@@ -60,11 +72,39 @@ plan::PlanRequest plan_request(const Json& j) {
   return req;
 }
 
+// `nodes` (the CLI's --nodes text), `link`, `balance`: several hosts, one pipeline stage each.
+Json pipeline(const Json& j) {
+  if (j.contains("max_memory"))
+    throw Error(ErrorCode::kInvalidArgument, "request: 'max_memory' and 'nodes' exclude each other");
+  plan::PipelineRequest req;
+  req.plan = plan_request(j);
+  auto nodes = plan::parse_nodes(string_field(j, "nodes"));
+  if (!nodes) throw nodes.error();
+  req.nodes = std::move(nodes).value();
+  if (const std::string link = string_field(j, "link"); !link.empty()) {
+    auto l = plan::parse_link(link);
+    if (!l) throw l.error();
+    req.link = *l;
+  }
+  const std::string balance = string_field(j, "balance");
+  if (!balance.empty() && balance != "memory" && balance != "compute")
+    throw Error(ErrorCode::kInvalidArgument, "request: 'balance' is 'memory' or 'compute', not '" + balance + "'");
+  req.balance = balance == "compute" ? plan::Balance::kCompute : plan::Balance::kMemory;
+  auto model = build_model(req.plan.model);
+  if (!model) throw model.error();
+  auto p = plan::plan_pipeline(*model, req);
+  if (!p) throw p.error();
+  return plan::pipeline_to_json(*p);
+}
+
 }  // namespace
 
 std::string plan(const std::string& request_json) {
   return respond(request_json, [](const Json& j) {
-    auto r = plan::run_plan(plan_request(j));
+    if (j.contains("nodes")) return pipeline(j);
+    plan::PlanRequest req = plan_request(j);
+    req.max_memory = max_memory(j);
+    auto r = plan::run_plan(req);
     if (!r) throw r.error();
     return plan::plan_to_json(*r);
   });

@@ -93,6 +93,7 @@ DeviceMap confine_to_stage(const DeviceMap& map, const std::vector<Unit>& units,
 // Weights by where the stage's own plan puts them.
 struct StageBytes {
   double gpu = 0, cpu = 0, disk = 0;
+  double routed = 0;  // of which routed experts (under ".experts."), wherever they are
 };
 
 StageBytes placed_bytes(const TensorTree& sub, const PlanResult& plan, const AccelerateOptions& opt) {
@@ -101,6 +102,7 @@ StageBytes placed_bytes(const TensorTree& sub, const PlanResult& plan, const Acc
   for (std::size_t t = 0; t < sub.tensors.size(); ++t) {
     const Device* d = device_of(plan.device_map, sub.tensors[t].name);
     const double bytes = bits_to_bytes(sizes.tensor_bits[t]);
+    if (sub.tensors[t].name.find(".experts.") != std::string::npos) b.routed += bytes;
     if (!d || d->kind == Device::Kind::kCpu) b.cpu += bytes;
     else if (d->kind == Device::Kind::kDisk) b.disk += bytes;
     else b.gpu += bytes;
@@ -108,18 +110,30 @@ StageBytes placed_bytes(const TensorTree& sub, const PlanResult& plan, const Acc
   return b;
 }
 
+// The share of each MoE layer's routed experts `tokens` tokens go through (1 without dims).
+double touched(const Model& model, std::int64_t tokens) {
+  try {
+    if (const ModelDims* d = model.dims.get()) return experts_touched(*d, tokens);
+  } catch (const Error&) {
+  }
+  return 1;
+}
+
 double node_speed(const NodeSpec& node, const StageSpeeds& sp) {
   if (node.gpu_count() == 0) return sp.cpu_bytes_per_s;
   return node.gpu ? node.gpu->bandwidth_bytes_s : sp.gpu_bytes_per_s;
 }
 
-// One decode step of a stage, memory-bound: every weight it holds and its KV cache read once. On
-// a node with GPUs everything is computed there, while CPU- and disk-held weights stream in (memfit
+// One decode step of a stage, memory-bound: every weight it holds and its KV cache read once, of
+// an MoE's routed experts only the `touched` share the step's tokens go through. On a node with
+// GPUs everything is computed there, while CPU- and disk-held weights stream in whole (memfit
 // prefetches them during compute, so the slower of the two bounds the step); without GPUs the CPU
 // reads its weights and the disk ones in turn.
-double step_seconds(const StageBytes& b, double kv, const NodeSpec& node, const StageSpeeds& sp) {
-  if (node.gpu_count() == 0) return (b.cpu + b.gpu + kv) / sp.cpu_bytes_per_s + b.disk / sp.disk_bytes_per_s;
-  const double compute = (b.gpu + b.cpu + b.disk + kv) / node_speed(node, sp);
+double step_seconds(const StageBytes& b, double kv, double touched, const NodeSpec& node, const StageSpeeds& sp) {
+  const double skipped = b.routed * (1 - touched);
+  if (node.gpu_count() == 0)
+    return std::max(0.0, b.cpu + b.gpu - skipped + kv) / sp.cpu_bytes_per_s + b.disk / sp.disk_bytes_per_s;
+  const double compute = (b.gpu + b.cpu + b.disk - skipped + kv) / node_speed(node, sp);
   const double stream = b.cpu / sp.pcie_bytes_per_s + b.disk / sp.disk_bytes_per_s;
   return std::max(compute, stream);
 }
@@ -206,6 +220,8 @@ Activation activation_of(const Model& model, const PlanRequest& req, const std::
   }
   std::optional<DType> dt = compute_dtype.empty() ? req.dtype : dtype_from_name(compute_dtype);
   if (!dt || !is_floating(*dt)) dt = DType::kF32;
+  // 8-bit weights still pass bfloat16 hidden states between layers.
+  if (dtype_bits(*dt) < 16) dt = DType::kBF16;
   a.dtype = std::string(torch_name(*dt));
   a.element_bytes = dtype_bits(*dt) / 8.0;
   return a;
@@ -324,7 +340,7 @@ Result<PipelinePlan> plan_pipeline(const Model& model, const PipelineRequest& re
       st.plan.device_map = confine_to_stage(st.plan.device_map, units, starts[s], end);
       if (st.plan.fit) st.plan.fit->device_map = st.plan.device_map;
       placed.push_back(placed_bytes(subs[s], st.plan, opt));
-      st.step_s = step_seconds(placed.back(), kv_total, node, req.speeds);
+      st.step_s = step_seconds(placed.back(), kv_total, touched(model, p.batch), node, req.speeds);
       p.stages.push_back(std::move(st));
     }
     const Activation act = activation_of(model, req.plan, compute_dtype, &p.explain);
@@ -335,7 +351,9 @@ Result<PipelinePlan> plan_pipeline(const Model& model, const PipelineRequest& re
     const double share = std::ceil(static_cast<double>(p.batch) / static_cast<double>(m)) / static_cast<double>(p.batch);
     for (std::size_t s = 0; s < starts.size(); ++s) {
       PipelineStage& st = p.stages[s];
-      st.micro_step_s = step_seconds(placed[s], static_cast<double>(st.kv_cache) * share, req.nodes[s], req.speeds);
+      st.micro_step_s = step_seconds(placed[s], static_cast<double>(st.kv_cache) * share,
+                                     touched(model, static_cast<std::int64_t>(share * static_cast<double>(p.batch))),
+                                     req.nodes[s], req.speeds);
     }
     estimate_speed(req, act, &p);
     explain_result(req, act, &p);

@@ -481,6 +481,32 @@ describe('planner panel', () => {
   }
 });
 
+describe('planner panel, several hosts', () => {
+  test('hosts > 1: the panel is `memfit plan --nodes … --json`, one map per host', async () => {
+    const id = 'meta-llama/Meta-Llama-3-70B';
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(url({ model: id, gpu: '4090', gpus: '2', cpu: '64', strategy: 'fit', pdtype: 'bfloat16',
+      hosts: '3', link: '100Gbps' }));
+    assert.equal(await settle(page), 'result', JSON.stringify(await errorOf(page)));
+    await page.click('#planner summary');
+    await page.waitForFunction(() => !document.getElementById('copy-plan').disabled ||
+      document.querySelector('#plan-out .notice'), null, { timeout: 20000 });
+    const nodes = ['host1', 'host2', 'host3'].map((h) => `${h}=0:24GiB,1:24GiB,cpu:64GiB,gpu:NVIDIA RTX 4090`).join(';');
+    const cli = await memfit(['plan', id, '--nodes', nodes, '--link', '100Gbps', '--device-map', 'fit',
+      '--dtype', 'bfloat16', '--json'], { endpoint: hub.url });
+    assert.equal(cli.code, 0, cli.stderr);
+    await page.click('#copy-plan');
+    await page.waitForFunction(() => document.getElementById('copy-plan-status').dataset.copied);
+    const ours = JSON.parse(await page.evaluate(() => document.getElementById('copy-plan-status').dataset.copied));
+    assert.deepEqual(ours, JSON.parse(cli.stdout));
+    const hosts = await page.$$eval('#plan-out h3.host', (hs) => hs.map((h) => h.dataset.host));
+    assert.deepEqual(hosts, ['host1', 'host2', 'host3']);
+    assert.equal(await page.locator('#plan-out table.plan').count(), 3);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+});
+
 describe('panels, layout and speed', () => {
   test('a link with a model starts the one worker before app.js runs; a plain visit starts none', async () => {
     const { page, context, problems } = await openPage(browser);

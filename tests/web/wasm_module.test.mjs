@@ -112,6 +112,20 @@ describe('supported() lists exactly what the api accepts', () => {
     assert.match(refused(m.plan(request('nope')), 'strategy'), /nope/);
   });
 
+  test('plan() with nodes: one stage per host, errors as {code, message} naming the host', async () => {
+    const m = await wasm();
+    const r = m.plan({ config, name: 'gpt2', nodes: 'a=cpu:1GiB;b=cpu:1GiB', link: '10Gbps,50us' });
+    assert.equal(r.error, undefined, JSON.stringify(r.error));
+    assert.deepEqual(r.nodes.map((n) => n.name), ['a', 'b']);
+    assert.equal(r.nodes[0].first_unit, 'transformer.wte');
+    assert.equal(r.hidden, JSON.parse(config).n_embd);
+    const twice = m.plan({ config, name: 'gpt2', nodes: 'a=cpu:1GiB;a=cpu:1GiB' });
+    assert.equal(twice.error?.code, 'invalid_argument');
+    assert.match(twice.error.message, /node 'a' is given twice/);
+    const both = m.plan({ config, name: 'gpt2', nodes: 'a=cpu:1GiB', max_memory: { cpu: '1GiB' } });
+    assert.match(both.error?.message ?? '', /exclude each other/);
+  });
+
   test('weight dtypes, KV-cache dtypes, engines, training methods and optimizers: inference() takes each', async () => {
     const m = await wasm();
     const s = m.supported();

@@ -59,7 +59,8 @@
  */
 /**
  * @typedef {ModelRequest & {
- *   max_memory: Object<string, string | number>, strategy?: string, dtype?: string,
+ *   max_memory?: Object<string, string | number>, nodes?: string, link?: string, balance?: string,
+ *   strategy?: string, dtype?: string,
  *   no_split?: string[], offload_buffers?: boolean, special_dtypes?: Object<string, string>,
  *   context?: number, batch?: number, overhead?: string | number, no_disk?: boolean}} PlanRequest
  */
@@ -69,6 +70,19 @@
  * @property {Object<string, number>} bytes_per_device
  * @property {Object<string, number>} max_memory             budget bytes after balancing
  * @property {number} streamed_bytes
+ * @property {string[]} explain
+ */
+/**
+ * A multi-host plan (request `nodes`): `memfit plan --nodes … --json`.
+ * @typedef {object} PipelineReply
+ * @property {{name: string, first_unit: string, last_unit: string, units: number, weights: number,
+ *   kv_cache: number, step_s: number, micro_step_s: number, plan: PlanReply}[]} nodes
+ * @property {number} bytes_per_boundary
+ * @property {number} bytes_per_token
+ * @property {number} batch
+ * @property {number} micro_batches
+ * @property {number} decode_tokens_per_s
+ * @property {number} pipelined_tokens_per_s
  * @property {string[]} explain
  */
 /**

@@ -19,7 +19,7 @@ const LABELS = /** @type {Object<string, Object<string, string>>} */ ({
 
 // select id → the state key whose choices it offers
 const SELECTS = {
-  'plan-strategy': 'strategy', 'plan-dtype': 'pdtype', 'run-dtype': 'rdtype', 'run-kv': 'kv',
+  'plan-strategy': 'strategy', 'plan-dtype': 'pdtype', 'plan-link': 'link', 'run-dtype': 'rdtype', 'run-kv': 'kv',
   'run-engine': 'engine', 'run-train': 'train', 'run-optimizer': 'optimizer',
 };
 
@@ -53,6 +53,8 @@ export function writeInputs() {
   $('plan-disk').checked = state.disk;
   $('plan-strategy').value = state.strategy;
   $('plan-dtype').value = state.pdtype;
+  $('plan-hosts').value = String(state.hosts);
+  $('plan-link').value = state.link;
   $('run-gpu').value = gpuById(state.rgpu)?.id || '4090';
   $('run-context').value = String(state.context ? Math.min(20, Math.max(7, Math.round(Math.log2(state.context)))) : 12);
   $('run-context-out').value = state.context ? withCommas(state.context) : 'the model’s default (≤ 4,096)';
@@ -101,6 +103,8 @@ export function readInputs() {
     disk: $('plan-disk').checked,
     strategy: $('plan-strategy').value,
     pdtype: $('plan-dtype').value,
+    hosts: clampInt($('plan-hosts').value, 1, 64, 1),
+    link: $('plan-link').value,
     rgpu: $('run-gpu').value,
     batch: clampInt($('run-batch').value, 1, 4096, 1),
     rdtype: $('run-dtype').value,

@@ -13,7 +13,7 @@ import { modelFields, noModelYet, panelError, redrawOnInput, unavailable } from 
 
 /** @typedef {import('./state.js').State} State */
 
-/** The panel's last reply (`memfit plan --json`). @type {import('./api.js').PlanReply | null} */
+/** The panel's last reply (`memfit plan --json`). @type {import('./api.js').PlanReply | import('./api.js').PipelineReply | null} */
 let plan = null;
 
 /** The plan request for a model request and the panel's state. @param {any} model @param {State} s */
@@ -25,7 +25,21 @@ export function planRequest(model, s) {
   const maxMemory = {};
   for (let i = 0; i < s.gpus; i++) maxMemory[String(i)] = `${gpu?.gib}GiB`;
   maxMemory.cpu = `${s.cpu}GiB`;
-  return { ...fields, max_memory: maxMemory, strategy: s.strategy, dtype: s.pdtype, no_disk: !s.disk };
+  const options = { strategy: s.strategy, dtype: s.pdtype, no_disk: !s.disk };
+  if (s.hosts > 1) return { ...fields, nodes: nodesSpec(s), link: s.link, ...options };
+  return { ...fields, max_memory: maxMemory, ...options };
+}
+
+/**
+ * `memfit plan --nodes`' text for the panel's hosts: each one alike (its GPUs, their kind, its RAM).
+ * @param {State} s
+ */
+export function nodesSpec(s) {
+  const gpu = gpuById(s.gpu);
+  const budgets = [...Array(s.gpus).keys()].map((i) => `${i}:${gpu?.gib}GiB`);
+  budgets.push(`cpu:${s.cpu}GiB`);
+  if (s.gpus > 0 && gpu) budgets.push(`gpu:${gpu.name}`);
+  return [...Array(s.hosts).keys()].map((h) => `host${h + 1}=${budgets.join(',')}`).join(';');
 }
 
 /**
@@ -106,6 +120,27 @@ export function renderPlan(reply) {
   return out;
 }
 
+/** A multi-host reply: the link and speed first, then each host's own map. @param {any} reply */
+function renderPipeline(reply) {
+  const perToken = reply.bytes_per_boundary > 0
+    ? `${convertBytes(reply.bytes_per_boundary)} of hidden states per step cross each of ${reply.nodes.length - 1} host boundaries`
+    : 'the hidden size is unknown: no estimate of the traffic';
+  const out = [el('p', { class: 'pipeline' },
+    `${reply.nodes.length} hosts, one pipeline stage each: ${perToken}. `,
+    `Estimated decode: ~${reply.decode_tokens_per_s.toFixed(1)} tokens/s at batch ${reply.batch}` +
+    (reply.micro_batches > 1 ? `, ~${reply.pipelined_tokens_per_s.toFixed(1)} tokens/s with ${reply.micro_batches} micro-batches in flight.` : '.'))];
+  for (const node of reply.nodes) {
+    out.push(el('h3', { class: 'host', 'data-host': node.name },
+      `${node.name}: ${node.first_unit} … ${node.last_unit} (${node.units} units)`));
+    out.push(...renderPlan(node.plan));
+  }
+  if (Array.isArray(reply.explain) && reply.explain.length) {
+    out.push(el('details', { class: 'explain' }, el('summary', {}, 'How the stages were split'),
+      el('ol', {}, reply.explain.map((/** @type {string} */ x) => el('li', {}, x)))));
+  }
+  return out;
+}
+
 async function refreshPlanner() {
   const out = $('plan-out');
   if (!$('planner').open) return;
@@ -116,12 +151,12 @@ async function refreshPlanner() {
     replaceChildren(out, noModelYet());
     return;
   }
-  /** @type {import('./api.js').PlanReply | import('./api.js').ErrorReply} */
+  /** @type {import('./api.js').PlanReply | import('./api.js').PipelineReply | import('./api.js').ErrorReply} */
   const reply = await engine().call('plan', planRequest(fields, current.state));
   plan = isError(reply) ? null : reply;
   $('copy-plan').disabled = !plan;
   if (isError(reply)) replaceChildren(out, unavailable(reply.error, 'The planner'));
-  else replaceChildren(out, ...renderPlan(reply));
+  else replaceChildren(out, ...(Array.isArray(/** @type {any} */ (reply).nodes) ? renderPipeline(reply) : renderPlan(reply)));
 }
 
 /** Draws the panel again (when it is open) for the model on the page. */
@@ -130,7 +165,8 @@ export function showPlan() {
 }
 
 export function setupPlanner() {
-  redrawOnInput(['plan-gpu', 'plan-gpus', 'plan-cpu', 'plan-disk', 'plan-strategy', 'plan-dtype'], refreshPlanner);
+  redrawOnInput(['plan-gpu', 'plan-gpus', 'plan-cpu', 'plan-disk', 'plan-strategy', 'plan-dtype', 'plan-hosts', 'plan-link'],
+    refreshPlanner);
   $('planner').addEventListener('toggle', showPlan);
   $('copy-plan').addEventListener('click', () => plan && copy(JSON.stringify(plan, null, 2) + '\n', 'Plan', 'copy-plan-status'));
 }

@@ -29,6 +29,8 @@ export const DEFAULT_ENDPOINT = 'https://huggingface.co';
  * @property {boolean} disk     planner: may offload to disk
  * @property {string} strategy  planner
  * @property {string} pdtype    planner: dtype of the weights
+ * @property {number} hosts     planner: hosts, one pipeline stage each (1: one machine)
+ * @property {string} link      planner: network between the hosts
  * @property {number} context   run panel: tokens per sequence (0: the model's default, min(4096, its maximum))
  * @property {number} batch
  * @property {string} kv        KV-cache dtype ('' = the weights')
@@ -46,7 +48,7 @@ export const DEFAULT_ENDPOINT = 'https://huggingface.co';
 export const DEFAULTS = Object.freeze({
   model: '', revision: 'main', library: 'auto', mode: 'memfit', source: 'config', dtypes: null,
   cls: '', endpoint: DEFAULT_ENDPOINT, offline: false,
-  gpu: '4090', gpus: 1, cpu: 64, disk: true, strategy: 'auto', pdtype: 'float16',
+  gpu: '4090', gpus: 1, cpu: 64, disk: true, strategy: 'auto', pdtype: 'float16', hosts: 1, link: '10Gbps',
   context: 0, batch: 1, kv: '', rdtype: '', engine: 'transformers', train: 'none', rank: 8,
   targets: '', optimizer: 'adamw', gc: false, rgpu: '4090',
 });
@@ -55,7 +57,7 @@ export const DEFAULTS = Object.freeze({
 const PARAMS = {
   model: 'model', revision: 'revision', library: 'library', mode: 'mode', source: 'source',
   dtypes: 'dtypes', cls: 'class', endpoint: 'endpoint', offline: 'offline',
-  gpu: 'gpu', gpus: 'gpus', cpu: 'cpu', disk: 'disk', strategy: 'strategy', pdtype: 'pdtype',
+  gpu: 'gpu', gpus: 'gpus', cpu: 'cpu', disk: 'disk', strategy: 'strategy', pdtype: 'pdtype', hosts: 'hosts', link: 'link',
   context: 'context', batch: 'batch', kv: 'kv', rdtype: 'rdtype', engine: 'engine', train: 'train', rank: 'rank',
   targets: 'targets', optimizer: 'optimizer', gc: 'gc', rgpu: 'rgpu',
 };
@@ -67,6 +69,7 @@ export const CHOICES = {
   source: ['config', 'exact'],
   strategy: SUPPORTED.strategies,
   pdtype: ALL_DTYPES,
+  link: ['1Gbps', '10Gbps', '25Gbps', '100Gbps', '400Gbps'],
   train: ['none', ...SUPPORTED.train_methods],
   kv: ['', ...SUPPORTED.kv_dtypes],
   rdtype: ['', ...SUPPORTED.weight_dtypes],
@@ -74,7 +77,7 @@ export const CHOICES = {
   optimizer: SUPPORTED.optimizers,
 };
 
-const LIMITS = { gpus: [0, 64], cpu: [0, 1 << 20], context: [0, 1 << 24], batch: [1, 4096], rank: [1, 4096] };
+const LIMITS = { gpus: [0, 64], hosts: [1, 64], cpu: [0, 1 << 20], context: [0, 1 << 24], batch: [1, 4096], rank: [1, 4096] };
 
 /**
  * The state a URL's query describes (unknown or invalid values fall back to the defaults).
