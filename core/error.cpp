@@ -14,6 +14,7 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kUnsupportedLibrary: return "unsupported_library";
     case ErrorCode::kInvalidArgument: return "invalid_argument";
     case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kNotInThisModule: return "not_in_this_module";
     case ErrorCode::kSafetensorsHeaderTooSmall: return "safetensors_header_too_small";
     case ErrorCode::kSafetensorsHeaderTooLarge: return "safetensors_header_too_large";
     case ErrorCode::kSafetensorsHeaderTruncated: return "safetensors_header_truncated";

@@ -19,3 +19,16 @@ const std::vector<const Family*>& families() {
 }
 
 }  // namespace memfit
+
+// Plans over several hosts (api_pipeline.cpp) are left out of the first module as well: this
+// definition comes first, so that archive member — and the pipeline planner it pulls in — is never
+// linked. The worker asks memfit-all.wasm again on this code (web/js/worker.js).
+#include "../core/api/api_plan_request.h"
+
+namespace memfit::api {
+
+Json pipeline_plan(const Json&) {
+  throw Error(ErrorCode::kNotInThisModule, "plans over several hosts are in memfit-all.wasm");
+}
+
+}  // namespace memfit::api

@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "api_common.h"
+#include "api_plan_request.h"
 #include "memfit/api/api.h"
-#include "memfit/plan/pipeline.h"
 #include "memfit/plan/plan.h"
 
 namespace memfit::api {
@@ -20,12 +20,16 @@ std::uint64_t size_field(const Json& v, const std::string& what) {
   throw Error(ErrorCode::kInvalidArgument, fmt::format("{}: expected a size, got {}", what, v.dump()));
 }
 
+}  // namespace
+
 std::string string_field(const Json& j, const char* key) {
   auto v = j.find(key);
   if (v == j.end()) return {};
   if (!v->is_string()) throw Error(ErrorCode::kInvalidArgument, fmt::format("request: '{}' must be a string", key));
   return v->get<std::string>();
 }
+
+namespace {
 
 plan::MaxMemory max_memory(const Json& j) {
   auto mm = j.find("max_memory");
@@ -42,7 +46,8 @@ plan::MaxMemory max_memory(const Json& j) {
   return *norm;
 }
 
-// Every field but the budgets.
+}  // namespace
+
 plan::PlanRequest plan_request(const Json& j) {
   plan::PlanRequest req;
   // Without "mode": the class from_pretrained builds (as `memfit plan`); "accelerate": its maps.
@@ -72,36 +77,9 @@ plan::PlanRequest plan_request(const Json& j) {
   return req;
 }
 
-// `nodes` (the CLI's --nodes text), `link`, `balance`: several hosts, one pipeline stage each.
-Json pipeline(const Json& j) {
-  if (j.contains("max_memory"))
-    throw Error(ErrorCode::kInvalidArgument, "request: 'max_memory' and 'nodes' exclude each other");
-  plan::PipelineRequest req;
-  req.plan = plan_request(j);
-  auto nodes = plan::parse_nodes(string_field(j, "nodes"));
-  if (!nodes) throw nodes.error();
-  req.nodes = std::move(nodes).value();
-  if (const std::string link = string_field(j, "link"); !link.empty()) {
-    auto l = plan::parse_link(link);
-    if (!l) throw l.error();
-    req.link = *l;
-  }
-  const std::string balance = string_field(j, "balance");
-  if (!balance.empty() && balance != "memory" && balance != "compute")
-    throw Error(ErrorCode::kInvalidArgument, "request: 'balance' is 'memory' or 'compute', not '" + balance + "'");
-  req.balance = balance == "compute" ? plan::Balance::kCompute : plan::Balance::kMemory;
-  auto model = build_model(req.plan.model);
-  if (!model) throw model.error();
-  auto p = plan::plan_pipeline(*model, req);
-  if (!p) throw p.error();
-  return plan::pipeline_to_json(*p);
-}
-
-}  // namespace
-
 std::string plan(const std::string& request_json) {
   return respond(request_json, [](const Json& j) {
-    if (j.contains("nodes")) return pipeline(j);
+    if (j.contains("nodes")) return pipeline_plan(j);
     plan::PlanRequest req = plan_request(j);
     req.max_memory = max_memory(j);
     auto r = plan::run_plan(req);

@@ -186,4 +186,16 @@ describe('the first module (memfit.wasm) and memfit-all.wasm', () => {
     }
     assert.ok(same > 0 && deferred > 0, `${same} answered by both, ${deferred} left to memfit-all`);
   });
+
+  test('plans over several hosts: not_in_this_module from the first, answered by memfit-all', async () => {
+    const first = await wasm('memfit.mjs');
+    const config = readFileSync(join(CONFIGS, 'gpt2.json'), 'utf8');
+    const request = { config, name: 'gpt2', nodes: 'a=cpu:1GiB;b=cpu:1GiB' };
+    assert.equal(first.plan(request).error?.code, 'not_in_this_module');
+    const all = await wasm();
+    assert.deepEqual(all.plan(request).nodes.map((/** @type {any} */ n) => n.name), ['a', 'b']);
+    // one host is the first module's own
+    const one = { config, name: 'gpt2', max_memory: { cpu: '1GiB' } };
+    assert.deepEqual(first.plan(one), all.plan(one));
+  });
 });

@@ -2,7 +2,8 @@
 // The Web Worker that owns the WASM modules: the first one (memfit.wasm: core with the families
 // most model pages need) is loaded as soon as the worker starts (it is only started for a call);
 // every call is one synchronous api.h function run off the main thread. A reply that says the
-// model's type is unknown sends the worker for the second module (memfit-all.wasm: every family)
+// model's type is unknown, or that asks for what the first module leaves out (plans over several
+// hosts), sends the worker for the second module (memfit-all.wasm: every family, everything)
 // once, and the call is made again there; from then on that module answers everything (it is a
 // superset). So a first visit downloads only the first module. api.js terminates the worker when
 // the page is idle, which frees the modules' memory.
@@ -85,7 +86,8 @@ self.onmessage = async (event) => {
     const t0 = performance.now();
     let text = m.wasm[fn](...(args || []));
     let ms = performance.now() - t0;
-    if (!all && errorCode(text) === 'unknown_model_type') {
+    const code = errorCode(text);
+    if (!all && (code === 'unknown_model_type' || code === 'not_in_this_module')) {
       // A failed download is not kept: the next such call tries again.
       all = load('memfit-all.mjs').catch((e) => {
         all = null;

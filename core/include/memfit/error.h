@@ -24,6 +24,7 @@ enum class ErrorCode {
   kUnsupportedLibrary, // library other than transformers/timm
   kInvalidArgument,    // bad API/CLI argument (unknown dtype, …)
   kInternal,
+  kNotInThisModule,   // the page's first WebAssembly module leaves this out: memfit-all has it
 
   // safetensors headers (one per failure mode; see core/include/memfit/format/safetensors.h)
   kSafetensorsHeaderTooSmall,     // fewer than 8 bytes for the length prefix
