@@ -305,7 +305,7 @@ class Parser {
       return std::tie(f.tensors[x].offset, f.tensors[x].nbytes) < std::tie(f.tensors[y].offset, f.tensors[y].nbytes);
     });
     const TensorInfo* prev = nullptr;
-    std::uint64_t end = 0;
+    std::uint64_t end = 0;  // of the data seen so far (empty tensors hold none)
     for (std::size_t k : order) {
       const TensorInfo& t = f.tensors[k];
       if (t.offset > room || t.nbytes > room - t.offset)
@@ -321,8 +321,9 @@ class Parser {
         end = t.offset + t.nbytes;
         prev = &t;
       }
+      // The data section reaches every tensor's end, an empty tensor's offset included.
+      f.data_size = std::max(f.data_size, t.offset + t.nbytes);
     }
-    f.data_size = end;
   }
 
   const zip::ByteSource& s_;

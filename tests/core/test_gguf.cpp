@@ -212,6 +212,10 @@ TEST_CASE("GGUF hostile: tensor infos") {
               ErrorCode::kGgufDuplicateTensor, "tensor 't' appears twice");
   check_error(preamble(3, 2, 0) + info("a", {16}, 0, 0) + info("b", {4}, 0, 32) + pad,
               ErrorCode::kGgufOverlap, "tensor 'b' [32, 48) overlaps tensor 'a', which ends at 64");
+  // An empty tensor holds no bytes but its offset still lies in the data section.
+  auto empty = gguf::parse(preamble(3, 2, 0) + info("x", {32}, 8, 0) + info("e", {0, 4}, 0, 96) + pad, "m.gguf");
+  REQUIRE(empty.ok());
+  CHECK(empty->data_size == 96);
   // The same two tensors in either order and apart are fine.
   CHECK(gguf::parse(preamble(3, 2, 0) + info("b", {4}, 0, 64) + info("a", {16}, 0, 0) + pad, "m.gguf").ok());
 }

@@ -101,7 +101,7 @@ struct File {
   std::uint64_t alignment = kDefaultAlignment;
   std::uint64_t header_size = 0;    // bytes up to the end of the tensor infos
   std::uint64_t data_offset = 0;    // the data section's start: header_size aligned up
-  std::uint64_t data_size = 0;      // up to the end of the last tensor's data
+  std::uint64_t data_size = 0;      // up to the furthest tensor end (offset + bytes)
   std::uint64_t file_size = 0;      // the source's size
   const Value* find(std::string_view key) const;  // nullptr when absent
   std::uint64_t tensor_bytes() const;             // the sum of every tensor's nbytes
