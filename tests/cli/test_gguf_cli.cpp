@@ -223,3 +223,15 @@ TEST_CASE("GGUF hostile: a truncated file and a bad type fail with the file name
   CHECK(r2.exit_code == cli::kExitUnsupported);
   CHECK(r2.err.find("Q4_0_4_4") != std::string::npos);
 }
+
+TEST_CASE("GGUF estimate (text): the VRAM/RAM split, the KV cache per layer, and the compute buffer said to be approximate") {
+  const std::string path = write_temp("t.gguf", test::build_gguf(test::llama_gguf(2, 64, 2, 2, 64, 128, 0)));
+  auto r = run_memfit({"estimate", path, "-ngl", "2", "-fa", "off", "--vram", "8GiB"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("VRAM") != std::string::npos);
+  CHECK(r.out.find("blk.1    GPU") != std::string::npos);
+  CHECK(r.out.find("blk.0    CPU") != std::string::npos);
+  CHECK(r.out.find("compute buffer approximated") != std::string::npos);
+  CHECK(r.out.find("n_head·n_ctx") != std::string::npos);  // flash attention off: the KQ scores
+  CHECK(r.out.find("largest --gpu-layers that fits: 3 of 3") != std::string::npos);
+}
