@@ -162,6 +162,13 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : memfit::cli::kExitUsage;
   }
   if (estimate->parsed() && memfit::cli::is_gguf_target(est.model)) {
+    // The transformers-side spellings would be ignored on this path: say which flag to use.
+    if (est.context > 0 || !est.kv_dtype.empty() || !est.dtype.empty() || est.batch > 0) {
+      fmt::print(stderr, "memfit: error: a GGUF model takes llama.cpp's flags: --ctx-size (not --context), "
+                         "--cache-type-k/--cache-type-v (not --kv-dtype), --parallel (not --batch); its weights' "
+                         "types are the file's (no --dtype)\n");
+      return memfit::cli::kExitUsage;
+    }
     gg.target = est.model;
     gg.json = est.json;
     gg.vram = est.vram;

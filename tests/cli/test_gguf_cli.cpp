@@ -235,3 +235,10 @@ TEST_CASE("GGUF estimate (text): the VRAM/RAM split, the KV cache per layer, and
   CHECK(r.out.find("n_head·n_ctx") != std::string::npos);  // flash attention off: the KQ scores
   CHECK(r.out.find("largest --gpu-layers that fits: 3 of 3") != std::string::npos);
 }
+
+TEST_CASE("GGUF estimate: transformers' flags are refused with llama.cpp's names") {
+  const std::string path = write_temp("f.gguf", test::build_gguf(test::llama_gguf(1, 64, 2, 2, 64, 128, 0)));
+  auto r = run_memfit({"estimate", path, "--context", "8192"});
+  CHECK(r.exit_code == cli::kExitUsage);
+  CHECK(r.err.find("--ctx-size (not --context)") != std::string::npos);
+}
