@@ -78,6 +78,22 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kTemplateSyntax: return "template_syntax";
     case ErrorCode::kTemplateRender: return "template_render";
     case ErrorCode::kTemplateLimit: return "template_limit";
+    case ErrorCode::kGgufBadMagic: return "gguf_bad_magic";
+    case ErrorCode::kGgufUnsupportedVersion: return "gguf_unsupported_version";
+    case ErrorCode::kGgufTruncated: return "gguf_truncated";
+    case ErrorCode::kGgufTooLarge: return "gguf_too_large";
+    case ErrorCode::kGgufInvalidKey: return "gguf_invalid_key";
+    case ErrorCode::kGgufDuplicateKey: return "gguf_duplicate_key";
+    case ErrorCode::kGgufInvalidValueType: return "gguf_invalid_value_type";
+    case ErrorCode::kGgufInvalidValue: return "gguf_invalid_value";
+    case ErrorCode::kGgufDuplicateTensor: return "gguf_duplicate_tensor";
+    case ErrorCode::kGgufInvalidShape: return "gguf_invalid_shape";
+    case ErrorCode::kGgufUnknownType: return "gguf_unknown_type";
+    case ErrorCode::kGgufRemovedType: return "gguf_removed_type";
+    case ErrorCode::kGgufBlockMismatch: return "gguf_block_mismatch";
+    case ErrorCode::kGgufMisaligned: return "gguf_misaligned";
+    case ErrorCode::kGgufOutOfBounds: return "gguf_out_of_bounds";
+    case ErrorCode::kGgufOverlap: return "gguf_overlap";
   }
   return "internal";
 }

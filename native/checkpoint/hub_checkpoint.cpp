@@ -24,15 +24,7 @@ constexpr std::uint64_t kTail = 22 + 20 + 56;
 // refuses an oversized pickle before reading it.
 constexpr std::uint64_t kMaxPrefetch = torch_bin::kMaxPickleSize + 2 * 65536 + 30;
 
-// Runs a read of Hub files; a HubError becomes a Failure of its kind.
-template <typename Fn>
-auto hub_read(Fn&& fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const hub::HubError& e) {
-    throw e.failure();
-  }
-}
+using hub::hub_read;
 
 safetensors::Header read_hub_header(hub::HubClient& client, const std::string& repo, const std::string& file) {
   const std::string source = repo + "/" + file;

@@ -127,7 +127,19 @@ void print_bin(const Checkpoint& ck, bool json) {
 
 int run_inspect(const InspectArgs& args) {
   return guarded([&] {
-    const Checkpoint ck = load_checkpoint(args.target);
+    std::optional<Checkpoint> found;
+    try {
+      found = load_checkpoint(args.target);
+    } catch (const Failure& e) {
+      // A Hub repo with no safetensors may hold GGUF files: their quantization table.
+      if (e.kind != FailureKind::kEntryNotFound) throw;
+      GgufArgs g = args.gguf;
+      g.target = args.target;
+      g.json = args.json;
+      if (try_gguf_repo_table(g)) return int{kExitOk};
+      throw;
+    }
+    const Checkpoint& ck = *found;
     if (ck.format == checkpoint::Format::kPytorchBin) {
       print_bin(ck, args.json);
       return int{kExitOk};

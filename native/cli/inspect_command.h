@@ -4,12 +4,14 @@
 #include <string>
 
 #include "checkpoint.h"
+#include "gguf_command.h"
 
 namespace memfit::cli {
 
 struct InspectArgs {
   std::string target;  // FILE.safetensors | index.json | DIR | org/model
   bool json = false;
+  GgufArgs gguf;       // a Hub repo of GGUF files: the quantization table's options
 };
 int run_inspect(const InspectArgs& args);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "estimate_command.h"
+#include "gguf_command.h"
 #include "inspect_command.h"
 #include "validate_command.h"
 #include "plan_command.h"
@@ -10,6 +11,7 @@
 #include "tokenize_command.h"
 #include "exit_codes.h"
 #include "torch_exec.h"
+#include "memfit/memory/llamacpp_offload.h"
 #include "memfit/memory/options.h"
 #include "memfit/plan/strategy.h"
 
@@ -17,6 +19,7 @@ int main(int argc, char** argv) {
   // `memfit load|forward|generate` run on LibTorch in memfit-torch (next to this binary), so that the
   // estimator never links or loads LibTorch.
   if (argc >= 2 && memfit::cli::is_torch_subcommand(argv[1])) return memfit::cli::exec_torch(argc, argv);
+  memfit::cli::rewrite_llamacpp_flags(argc, argv);
   CLI::App app{"memfit: memory estimates and device maps for large models"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "memfit 0.1.0");
@@ -26,7 +29,7 @@ int main(int argc, char** argv) {
   memfit::cli::EstimateArgs est;
   CLI::App* estimate = app.add_subcommand(
       "estimate", "Memory needed to load (and train) a model, from its config.json");
-  estimate->add_option("model", est.model, "Hub id (org/name), a config.json, or a model folder")
+  estimate->add_option("model", est.model, "Hub id (org/name), a config.json, a model folder, FILE.gguf, or org/name:FILE.gguf")
       ->required();
   estimate->add_option("--name", est.name, "Name shown in the title (default: MODEL)");
   estimate->add_option("--library_name,--library", est.library, "transformers or timm")
@@ -68,13 +71,27 @@ int main(int argc, char** argv) {
   estimate->add_option("--zero", est.zero, "DeepSpeed ZeRO stage 1, 2 or 3 over --gpus");
   estimate->add_flag("--fsdp", est.fsdp, "FSDP FULL_SHARD over --gpus");
   estimate->add_option("--gpus", est.gpus, "GPUs to shard training over");
+  // GGUF models (llama.cpp's flag names; README "GGUF").
+  memfit::cli::GgufArgs gg;
+  auto add_gguf_flags = [](CLI::App* cmd, memfit::cli::GgufArgs& g) {
+    cmd->add_option("--ctx-size,-c", g.ctx_size, "GGUF: context tokens (llama.cpp -c; 0: the model's; default 4096)");
+    cmd->add_option("--cache-type-k", g.cache_type_k, "GGUF: K cache type (-ctk): " + memfit::cache_type_list() + " (default f16)");
+    cmd->add_option("--cache-type-v", g.cache_type_v, "GGUF: V cache type (-ctv), as --cache-type-k");
+  };
+  add_gguf_flags(estimate, gg);
+  estimate->add_option("--gpu-layers", gg.gpu_layers, "GGUF: layers on the GPU (llama.cpp -ngl; default all)");
+  estimate->add_option("--flash-attn", gg.flash_attn, "GGUF: on, off or auto (-fa; default auto = on)");
+  estimate->add_option("--ubatch-size", gg.ubatch, "GGUF: physical batch (-ub; default 512)");
+  estimate->add_option("--parallel", gg.parallel, "GGUF: sequences (-np; default 1)");
 
   memfit::cli::InspectArgs ins;
   CLI::App* inspect = app.add_subcommand(
       "inspect", "List the tensors of a safetensors file, sharded folder or Hub repo (headers only)");
-  inspect->add_option("target", ins.target, "FILE.safetensors, index.json, folder, or org/name")
+  inspect->add_option("target", ins.target, "FILE.safetensors, index.json, folder, org/name, FILE.gguf, or org/name:FILE.gguf")
       ->required();
   inspect->add_flag("--json", ins.json, "print JSON");
+  add_gguf_flags(inspect, ins.gguf);
+  inspect->add_option("--vram", ins.gguf.vram, "a repo of GGUF files: does each fit this GPU memory (e.g. 24GiB)");
 
   memfit::cli::ValidateArgs val;
   CLI::App* validate = app.add_subcommand(
@@ -150,7 +167,26 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : memfit::cli::kExitUsage;
   }
+  if (estimate->parsed() && memfit::cli::is_gguf_target(est.model)) {
+    // The transformers-side spellings would be ignored on this path: say which flag to use.
+    if (est.context > 0 || !est.kv_dtype.empty() || !est.dtype.empty() || est.batch > 0) {
+      fmt::print(stderr, "memfit: error: a GGUF model takes llama.cpp's flags: --ctx-size (not --context), "
+                         "--cache-type-k/--cache-type-v (not --kv-dtype), --parallel (not --batch); its weights' "
+                         "types are the file's (no --dtype)\n");
+      return memfit::cli::kExitUsage;
+    }
+    gg.target = est.model;
+    gg.json = est.json;
+    gg.vram = est.vram;
+    gg.overhead = est.overhead;
+    return memfit::cli::run_gguf_estimate(gg);
+  }
   if (estimate->parsed()) return memfit::cli::run_estimate(est);
+  if (inspect->parsed() && memfit::cli::is_gguf_target(ins.target)) {
+    ins.gguf.target = ins.target;
+    ins.gguf.json = ins.json;
+    return memfit::cli::run_gguf_inspect(ins.gguf);
+  }
   if (inspect->parsed()) return memfit::cli::run_inspect(ins);
   if (validate->parsed()) return memfit::cli::run_validate(val);
   if (plan->parsed()) return memfit::cli::run_plan(pl);

@@ -290,6 +290,12 @@ std::string HubClient::fetch_model_info(const std::string& repo) {
   return cached_get(url, fmt::format("fetching api/models/{}", repo), repo);
 }
 
+std::string HubClient::fetch_model_files(const std::string& repo) {
+  std::string url = fmt::format("{}/api/models/{}", options_.endpoint, repo);
+  if (options_.revision != "main") url += "/revision/" + options_.revision;
+  return cached_get(url + "?blobs=true", fmt::format("fetching api/models/{}", repo), repo);
+}
+
 namespace {
 std::optional<std::uint64_t> content_length(HttpResponse& r) {
   const std::string& v = r.headers["content-length"];

@@ -35,6 +35,16 @@ auto unless_missing(Fetch&& fetch) -> std::optional<decltype(fetch())> {
   }
 }
 
+// Runs a read of Hub files; a HubError becomes a Failure of its kind.
+template <typename Fn>
+auto hub_read(Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const HubError& e) {
+    throw e.failure();
+  }
+}
+
 struct HubOptions {
   std::string endpoint;   // default: $HF_ENDPOINT or https://huggingface.co
   std::string token;      // default: --token, $HF_TOKEN, ~/.cache/huggingface/token
@@ -61,6 +71,8 @@ class HubClient {
   std::string fetch_file(const std::string& repo, const std::string& file);
   // GET {endpoint}/api/models/{repo}[/revision/{revision}]; throws HubError.
   std::string fetch_model_info(const std::string& repo);
+  // The same with ?blobs=true: each of `siblings` carries its file's `size` (GGUF repos' tables).
+  std::string fetch_model_files(const std::string& repo);
   // A ranged GET (bytes=first-last) of a repo file; throws HubError. The body may be shorter
   // than asked when the file ends first; `total` is the file size from Content-Range.
   struct Range {

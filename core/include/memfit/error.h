@@ -100,6 +100,24 @@ enum class ErrorCode {
   kTemplateSyntax,                // the template does not parse, or uses a construct memfit lacks
   kTemplateRender,                // rendering failed: an undefined value used, a bad operand, raise_exception()
   kTemplateLimit,                 // rendering went past a cap (output size, loop iterations, depth)
+
+  // GGUF files (llama.cpp; see core/include/memfit/format/gguf.h)
+  kGgufBadMagic,                  // the file does not start with "GGUF"
+  kGgufUnsupportedVersion,        // version 1 (refused by llama.cpp), 0, above 3, or byte-swapped
+  kGgufTruncated,                 // the file ends inside the header (a count, a string, a value)
+  kGgufTooLarge,                  // a count the bytes left cannot hold, or a header over the cap
+  kGgufInvalidKey,                // an empty metadata key
+  kGgufDuplicateKey,              // a metadata key appears twice
+  kGgufInvalidValueType,          // a metadata value type outside the format's list
+  kGgufInvalidValue,              // a bool not 0/1, general.alignment not a uint32 power of two
+  kGgufDuplicateTensor,           // a tensor name appears twice
+  kGgufInvalidShape,              // n_dims above 4, a negative dimension, an element count overflow
+  kGgufUnknownType,               // a ggml type id ggml does not define
+  kGgufRemovedType,               // a ggml type id ggml removed (Q4_2, Q4_0_4_4, IQ4_NL_4_4, ...)
+  kGgufBlockMismatch,             // the row length (ne0) is not a multiple of the type's block size
+  kGgufMisaligned,                // a tensor's offset is not a multiple of the alignment
+  kGgufOutOfBounds,               // a tensor's data (or the data section) runs past the file's end
+  kGgufOverlap,                   // two tensors' data overlap
 };
 
 std::string_view error_code_name(ErrorCode code);
