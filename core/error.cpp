@@ -77,6 +77,13 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kTemplateSyntax: return "template_syntax";
     case ErrorCode::kTemplateRender: return "template_render";
     case ErrorCode::kTemplateLimit: return "template_limit";
+    case ErrorCode::kCharsmapTruncated: return "charsmap_truncated";
+    case ErrorCode::kCharsmapTrieSize: return "charsmap_trie_size";
+    case ErrorCode::kCharsmapOutOfBounds: return "charsmap_out_of_bounds";
+    case ErrorCode::kCharsmapInvalidUtf8: return "charsmap_invalid_utf8";
+    case ErrorCode::kSentencePieceTruncated: return "sentencepiece_truncated";
+    case ErrorCode::kSentencePieceMalformed: return "sentencepiece_malformed";
+    case ErrorCode::kSentencePieceUnsupported: return "sentencepiece_unsupported";
   }
   return "internal";
 }

@@ -12,7 +12,8 @@ FailureKind failure_kind(ErrorCode code) {
     case ErrorCode::kZipMultiDisk:
     case ErrorCode::kTorchBinNotZip:
     case ErrorCode::kTorchBinUnsupportedDtype:
-    case ErrorCode::kPickleUnsupportedProtocol: return FailureKind::kUnsupported;
+    case ErrorCode::kPickleUnsupportedProtocol:
+    case ErrorCode::kSentencePieceUnsupported: return FailureKind::kUnsupported;
     case ErrorCode::kInvalidArgument: return FailureKind::kUsage;
     case ErrorCode::kInternal: return FailureKind::kInternal;
     default: return FailureKind::kInvalidInput;  // config, safetensors, index, zip and pickle errors
