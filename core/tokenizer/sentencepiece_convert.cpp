@@ -6,8 +6,10 @@
 //   - model: trainer_spec.model_type 1 → Unigram(pieces, scores, unk_id, byte_fallback);
 //     2 → BPE(vocab = piece → id, merges = generate_merges, unk piece, fuse_unk, byte_fallback);
 //   - normalizer: Precompiled(normalizer_spec.precompiled_charsmap) when the spec has one, then
-//     with remove_extra_whitespaces SpmConverter's Strip(right) + Replace(" {2,}" → "▁") and a
-//     Metaspace pre-tokenizer; without it (Llama, Mistral) LlamaConverter's legacy
+//     with remove_extra_whitespaces (T5, XLM-R, ALBERT) spaces stripped at both ends and runs
+//     folded, and a Metaspace pre-tokenizer (SpmConverter's Strip(right) + Replace(" {2,}", "▁")
+//     differs from sentencepiece on a trailing tab or newline the rules keep, and on leading
+//     spaces without the dummy prefix); without it (Llama, Mistral) LlamaConverter's legacy
 //     Prepend("▁") + Replace(" " → "▁") and no pre-tokenizer;
 //   - decoder: LlamaConverter's Replace("▁" → " "), ByteFallback, Fuse, Strip(" ", 1, 0);
 //   - added tokens: the unknown and control pieces as special tokens, user-defined pieces as
@@ -97,8 +99,10 @@ json normalizer_json(const Model_& m) {
   if (!m.precompiled_charsmap.empty())
     parts.push_back({{"type", "Precompiled"}, {"precompiled_charsmap", encode_base64(m.precompiled_charsmap)}});
   if (m.remove_extra_whitespaces) {
-    parts.push_back({{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}});
-    parts.push_back(replace({{"Regex", " {2,}"}}, kMeta));
+    // sentencepiece's normalizer drops leading and trailing spaces and folds runs of them into one;
+    // only U+0020 (after the rules: nmt_nfkc makes tabs and newlines spaces, identity does not).
+    parts.push_back(replace({{"Regex", "\\A +| +\\z"}}, ""));
+    parts.push_back(replace({{"Regex", " {2,}"}}, " "));
   } else {
     if (m.add_dummy_prefix) parts.push_back({{"type", "Prepend"}, {"prepend", kMeta}});
     parts.push_back(replace({{"String", " "}}, kMeta));
@@ -155,8 +159,22 @@ json post_processor_json(const Model_& m, const json& config) {
   return {{"type", "TemplateProcessing"}, {"single", single}, {"pair", pair}, {"special_tokens", specials}};
 }
 
+// Tokenizer classes whose converter moves or adds pieces (fairseq's id shift, language codes,
+// Pegasus' offset): the ids of the model file are not the model's ids, so memfit refuses them
+// rather than encode with the wrong ids (those repositories ship a tokenizer.json).
+void check_class(const json& config) {
+  if (!config.is_object() || !config.contains("tokenizer_class") || !config["tokenizer_class"].is_string()) return;
+  const std::string cls = config["tokenizer_class"].get<std::string>();
+  for (const char* moved : {"XLMRoberta", "Camembert", "MBart", "Nllb", "Pegasus", "SeamlessM4T", "XGLM", "Barthez"}) {
+    if (cls.rfind(moved, 0) == 0)
+      unsupported(fmt::format("tokenizer_config.json's tokenizer_class '{}' rearranges the model's pieces (transformers' {}Converter); "
+                              "memfit reads such a tokenizer only from its tokenizer.json", cls, moved));
+  }
+}
+
 // The tokenizer.json root object of a parsed ModelProto.
 json root_of(const SentencePieceModel& m, const json& config) {
+  check_class(config);
   if (m.pieces.empty()) unsupported("the model has no pieces");
   for (std::size_t i = 0; i < m.pieces.size(); ++i) {
     if (m.pieces[i].piece.empty() || invalid_utf8_at(m.pieces[i].piece) != std::string::npos)

@@ -11,6 +11,7 @@
 #include <sentencepiece_processor.h>
 
 #include "load_tokenizer.h"
+#include "native_text_backend.h"
 #include "memfit/tokenizer/sentencepiece_model.h"
 #include "support/reference.h"
 #include "support/run_process.h"
@@ -112,6 +113,12 @@ TEST_CASE("tokenizer.model: load order and `memfit tokenize` on a model folder a
   CHECK(t5.encode(text, true)->ids == eos_last);
   memfit::test::write_file(dir + "/tokenizer_config.json", R"({"add_bos_token": false, "add_eos_token": false})");
   CHECK(memfit::text::load_tokenizer(dir).encode(text, true)->ids == as_ids(sp.EncodeAsIds(text)));
+  // a class whose converter moves the pieces (XLM-R's fairseq offset) is refused, not mis-encoded
+  const auto xlmr = Tokenizer::from_sentencepiece(memfit::test::read_text(path), R"({"tokenizer_class": "XLMRobertaTokenizer"})",
+                                                  memfit::text::native_text_backend());
+  REQUIRE_FALSE(xlmr.ok());
+  CHECK((xlmr.error().code() == ErrorCode::kSentencePieceUnsupported));
+  CHECK(xlmr.error().message().find("tokenizer_class 'XLMRobertaTokenizer' rearranges the model's pieces") != std::string::npos);
   // tokenizer.json wins over tokenizer.model
   memfit::test::write_file(dir + "/tokenizer.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})");
   CHECK(memfit::text::load_tokenizer(dir).vocab_size() == 1);
@@ -129,8 +136,9 @@ TEST_CASE("tokenizer.model: broken protos are named, never a crash") {
   // pieces (field 1, length-delimited) announcing 5 bytes with 1 present
   CHECK((parse_error(std::string("\x0a\x05\x0a", 3), &message) == ErrorCode::kSentencePieceTruncated));
   CHECK(message == "ModelProto: field 1 announces 5 bytes, 1 remain");
-  // a varint cut short
-  CHECK((parse_error(std::string("\x10\x80", 2)) == ErrorCode::kSentencePieceTruncated));
+  // an unknown field's varint cut short
+  CHECK((parse_error(std::string("\xa0\x01\x80", 3), &message) == ErrorCode::kSentencePieceTruncated));
+  CHECK(message == "ModelProto: a skipped value (a varint) runs past the end");
   // a piece's score (fixed32) with 2 of its 4 bytes
   CHECK((parse_error(std::string("\x0a\x03\x15\x00\x00", 5), &message) == ErrorCode::kSentencePieceTruncated));
   CHECK(message == "pieces[0]: field 2 (4 bytes) runs past the end");

@@ -68,7 +68,7 @@ std::string spm_model(const SpmTraining& training) {
   (void)written;
   const std::string prefix = dir + "/" + training.name;
   const auto status = sentencepiece::SentencePieceTrainer::Train(
-      "--input=" + input + " --model_prefix=" + prefix + " --num_threads=1 --minloglevel=2 --character_coverage=0.98 " +
+      "--input=" + input + " --model_prefix=" + prefix + " --num_threads=1 --minloglevel=2 --hard_vocab_limit=false --character_coverage=0.98 " +
       training.flags);
   REQUIRE_MESSAGE(status.ok(), training.name << ": " << status.ToString());
   return trained[training.name] = prefix + ".model";
