@@ -163,12 +163,6 @@ class ByteLevelNormalizer final : public Normalizer {
   void normalize(std::string& s) const override { s = bytes_to_chars(s); }
 };
 
-// SentencePiece's rules (`tokenizers`' normalizers/precompiled.rs over spm_precompiled 0.1.4's
-// normalize_string): each extended grapheme cluster under 6 bytes is looked up whole, and the
-// replacement of its shortest matching prefix stands for the whole cluster; longer clusters, and
-// clusters with no match, are looked up one character at a time (a character without a match is
-// kept). The crate's authors keep this odd rule because it is what matches sentencepiece's
-// outputs on XNLI for the models converted from it.
 PrecompiledCharsmap read_charsmap(const json& j, const BuildContext& ctx) {
   const json& text = field(j, "precompiled_charsmap", ctx);
   const BuildContext at = ctx.at("precompiled_charsmap");
@@ -180,10 +174,21 @@ PrecompiledCharsmap read_charsmap(const json& j, const BuildContext& ctx) {
   return std::move(charsmap).value();
 }
 
+// SentencePiece's rules (`tokenizers`' normalizers/precompiled.rs over spm_precompiled 0.1.4's
+// normalize_string): each extended grapheme cluster under 6 bytes is looked up whole, and the
+// replacement of its shortest matching prefix stands for the whole cluster; longer clusters, and
+// clusters with no match, are looked up one character at a time (a character without a match is
+// kept). The crate's authors keep this odd rule because it is what matches sentencepiece's
+// outputs on XNLI for the models converted from it.
+// With "memfit_longest_match": true (no tokenizers file has it; memfit's tokenizer.model
+// converter sets it) the rules apply as sentencepiece itself applies them: at each position the
+// longest matching prefix, else one character kept (Normalizer::NormalizePrefix).
 class Precompiled final : public Normalizer {
  public:
-  Precompiled(const json& j, const BuildContext& ctx) : charsmap_(read_charsmap(j, ctx)), backend_(ctx.backend) {}
+  Precompiled(const json& j, const BuildContext& ctx)
+      : charsmap_(read_charsmap(j, ctx)), backend_(ctx.backend), longest_match_(bool_or(j, "memfit_longest_match", false, ctx)) {}
   void normalize(std::string& s) const override {
+    if (longest_match_) return normalize_longest(s);
     std::string out;
     out.reserve(s.size());
     const std::string_view text(s);
@@ -210,8 +215,27 @@ class Precompiled final : public Normalizer {
   }
 
  private:
+  void normalize_longest(std::string& s) const {
+    std::string out;
+    out.reserve(s.size());
+    const std::string_view text(s);
+    for (std::size_t at = 0; at < text.size();) {
+      std::string_view replacement;
+      std::size_t n = charsmap_.longest_match(text.substr(at), replacement);
+      if (n > 0) {
+        out += replacement;
+      } else {
+        decode_utf8(text, at, &n);
+        out.append(text, at, n);
+      }
+      at += n;
+    }
+    s = std::move(out);
+  }
+
   PrecompiledCharsmap charsmap_;
   std::shared_ptr<const TextBackend> backend_;
+  bool longest_match_;
 };
 
 class Sequence final : public Normalizer {

@@ -87,24 +87,44 @@ Result<PrecompiledCharsmap> PrecompiledCharsmap::parse(std::string_view blob) {
   });
 }
 
-std::optional<std::string_view> PrecompiledCharsmap::transform(std::string_view chunk) const {
-  // DoubleArray::common_prefix_search, stopped at its first result (parse() checked every read).
+template <typename OnLeaf>
+void PrecompiledCharsmap::common_prefix_search(std::string_view key, OnLeaf&& on_leaf) const {
+  // DoubleArray::common_prefix_search; parse() checked every read it can make.
   std::uint64_t node = offset(units_[0]);
-  for (const char ch : chunk) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == 0) break;
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    const auto c = static_cast<unsigned char>(key[i]);
+    if (c == 0) return;
     node ^= c;
     const std::uint64_t unit = units_[node];
-    if (label(unit) != c) return std::nullopt;
+    if (label(unit) != c) return;
     node ^= offset(unit);
-    if (has_leaf(unit)) {
-      const std::string_view strings(normalized_);
-      const std::size_t at = value(units_[node]);
-      const std::size_t end = strings.find('\0', at);
-      return strings.substr(at, (end == std::string_view::npos ? strings.size() : end) - at);
-    }
+    if (has_leaf(unit) && !on_leaf(i + 1, replacement_at(value(units_[node])))) return;
   }
-  return std::nullopt;
+}
+
+std::string_view PrecompiledCharsmap::replacement_at(std::size_t at) const {
+  const std::string_view strings(normalized_);
+  const std::size_t end = strings.find('\0', at);
+  return strings.substr(at, (end == std::string_view::npos ? strings.size() : end) - at);
+}
+
+std::optional<std::string_view> PrecompiledCharsmap::transform(std::string_view chunk) const {
+  std::optional<std::string_view> first;
+  common_prefix_search(chunk, [&](std::size_t, std::string_view replacement) {
+    first = replacement;
+    return false;
+  });
+  return first;
+}
+
+std::size_t PrecompiledCharsmap::longest_match(std::string_view text, std::string_view& replacement) const {
+  std::size_t longest = 0;
+  common_prefix_search(text, [&](std::size_t length, std::string_view r) {
+    longest = length;
+    replacement = r;
+    return true;
+  });
+  return longest;
 }
 
 std::optional<std::string> decode_base64(std::string_view text) {

@@ -5,7 +5,10 @@
 // result encodes as libsentencepiece does (tests/cli/test_sentencepiece_model.cpp holds it to it):
 //   - model: trainer_spec.model_type 1 → Unigram(pieces, scores, unk_id, byte_fallback);
 //     2 → BPE(vocab = piece → id, merges = generate_merges, unk piece, fuse_unk, byte_fallback);
-//   - normalizer: Precompiled(normalizer_spec.precompiled_charsmap) when the spec has one, then
+//   - normalizer: Precompiled(normalizer_spec.precompiled_charsmap) when the spec has one —
+//     applied as sentencepiece applies it (longest match at each position), not as the
+//     `tokenizers` crate does (by grapheme, shortest match), which differs when a combining mark
+//     follows a mapped character ("ａ\u0361": sentencepiece "a\u0361", tokenizers "a") — then
 //     with remove_extra_whitespaces (T5, XLM-R, ALBERT) spaces stripped at both ends and runs
 //     folded, and a Metaspace pre-tokenizer (SpmConverter's Strip(right) + Replace(" {2,}", "▁")
 //     differs from sentencepiece on a trailing tab or newline the rules keep, and on leading
@@ -76,7 +79,7 @@ json model_json(const Model_& m) {
   if (m.model_type == Model_::ModelType::kUnigram) {
     json vocab = json::array();
     for (const Model_::Piece& p : m.pieces) vocab.push_back(json::array({p.piece, p.score}));
-    return {{"type", "Unigram"}, {"unk_id", m.unk_id}, {"vocab", std::move(vocab)}, {"byte_fallback", m.byte_fallback}};
+    return {{"type", "Unigram"}, {"unk_id", static_cast<std::uint32_t>(m.unk_id)}, {"vocab", std::move(vocab)}, {"byte_fallback", m.byte_fallback}};
   }
   if (m.model_type != Model_::ModelType::kBpe)
     unsupported(fmt::format("trainer_spec.model_type {} (only Unigram (1) and BPE (2) models can be converted)",
@@ -97,7 +100,8 @@ json replace(const json& pattern, const std::string& content) { return {{"type",
 json normalizer_json(const Model_& m) {
   json parts = json::array();
   if (!m.precompiled_charsmap.empty())
-    parts.push_back({{"type", "Precompiled"}, {"precompiled_charsmap", encode_base64(m.precompiled_charsmap)}});
+    parts.push_back({{"type", "Precompiled"}, {"precompiled_charsmap", encode_base64(m.precompiled_charsmap)},
+                     {"memfit_longest_match", true}});
   if (m.remove_extra_whitespaces) {
     // sentencepiece's normalizer drops leading and trailing spaces and folds runs of them into one;
     // only U+0020 (after the rules: nmt_nfkc makes tabs and newlines spaces, identity does not).
@@ -114,7 +118,7 @@ json decoder_json(const Model_& m) {
   json parts = json::array({replace({{"String", kMeta}}, " ")});
   if (m.byte_fallback) parts.push_back({{"type", "ByteFallback"}});
   parts.push_back({{"type", "Fuse"}});
-  if (m.add_dummy_prefix) parts.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+  if (m.add_dummy_prefix) parts.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1U}, {"stop", 0U}});
   return {{"type", "Sequence"}, {"decoders", std::move(parts)}};
 }
 
@@ -144,9 +148,10 @@ json post_processor_json(const Model_& m, const json& config) {
   const std::string* eos = flag("add_eos_token", t5) ? piece_at(m, m.eos_id) : nullptr;
   if (!bos && !eos) return nullptr;
   json single = json::array(), pair = json::array(), specials = json::object();
+  // ids as unsigned JSON numbers, as token ids are read (piece_at checked they are >= 0)
   const auto special = [&](const std::string& piece, std::int32_t id, int type_id, json& seq) {
     seq.push_back({{"SpecialToken", {{"id", piece}, {"type_id", type_id}}}});
-    specials[piece] = {{"id", piece}, {"ids", json::array({id})}, {"tokens", json::array({piece})}};
+    specials[piece] = {{"id", piece}, {"ids", json::array({static_cast<std::uint32_t>(id)})}, {"tokens", json::array({piece})}};
   };
   for (const auto& [seq, names] : {std::pair<json*, const char*>{&single, "A"}, {&pair, "AB"}}) {
     int type_id = 0;

@@ -34,9 +34,9 @@ std::string nmt_nfkc_charsmap() {
 std::string normalize(const std::string& charsmap, const std::string& text) {
   const nlohmann::json j = {
       {"normalizer", {{"type", "Precompiled"}, {"precompiled_charsmap", memfit::tokenizer::encode_base64(charsmap)}}},
-      {"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", {{"<unk>", 0.0}}}}}};
+      {"model", {{"type", "Unigram"}, {"unk_id", 0U}, {"vocab", nlohmann::json::array({nlohmann::json::array({"<unk>", 0.0})})}}}};
   const auto tok = Tokenizer::from_json(j.dump(), memfit::text::native_text_backend());
-  REQUIRE(tok.ok());
+  REQUIRE_MESSAGE(tok.ok(), tok.error().message());
   const auto e = tok->encode(text, false);
   REQUIRE(e.ok());
   REQUIRE(e->tokens.size() == 1);
@@ -52,7 +52,8 @@ TEST_CASE("Precompiled: the spm_precompiled crate's expectations on nmt_nfkc") {
   CHECK(map->transform(" ") == std::nullopt);
   CHECK(map->transform("𝔾") == std::optional<std::string_view>("G"));
   CHECK(map->transform("𝕠") == std::optional<std::string_view>("o"));
-  CHECK(map->transform("\u200d") == std::optional<std::string_view>(" "));
+  // (the crate's nmt_nfkc.bin also maps U+200D to " "; libsentencepiece 0.1.97's nmt_nfkc keeps
+  // it, as its spm_normalize shows, so that expectation does not carry over)
   // test_precompiled_failure_mode, test_precompiled_hindi, test_precompiled_multi_char_replace_bug
   CHECK(normalize(blob, "เขาไม่ได้พูดสักคำ") == "เขาไม\u0e48ได\u0e49พ\u0e39ดส\u0e31กค\u0e4dา");
   CHECK(normalize(blob, "ड़ी दुख") == "ड\u093cी द\u0941ख");

@@ -28,9 +28,19 @@ class PrecompiledCharsmap {
   // chunk; nullopt when no prefix matches. A NUL byte in `chunk` ends the search.
   std::optional<std::string_view> transform(std::string_view chunk) const;
 
+  // sentencepiece's own rule (normalizer.cc, Normalizer::NormalizePrefix): the LONGEST prefix of
+  // `text` the trie holds; its length in bytes (0 when none) and its replacement.
+  std::size_t longest_match(std::string_view text, std::string_view& replacement) const;
+
   std::size_t trie_units() const { return units_.size(); }
 
  private:
+  // Walks `key` down the trie (stopping at a NUL byte, as spm_precompiled does), calling
+  // on_leaf(prefix length, replacement) for each prefix that has one until it returns false.
+  template <typename OnLeaf>
+  void common_prefix_search(std::string_view key, OnLeaf&& on_leaf) const;
+  std::string_view replacement_at(std::size_t offset) const;
+
   std::vector<std::uint32_t> units_;
   std::string normalized_;
 };
