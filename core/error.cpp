@@ -94,6 +94,13 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kGgufMisaligned: return "gguf_misaligned";
     case ErrorCode::kGgufOutOfBounds: return "gguf_out_of_bounds";
     case ErrorCode::kGgufOverlap: return "gguf_overlap";
+    case ErrorCode::kCharsmapTruncated: return "charsmap_truncated";
+    case ErrorCode::kCharsmapTrieSize: return "charsmap_trie_size";
+    case ErrorCode::kCharsmapOutOfBounds: return "charsmap_out_of_bounds";
+    case ErrorCode::kCharsmapInvalidUtf8: return "charsmap_invalid_utf8";
+    case ErrorCode::kSentencePieceTruncated: return "sentencepiece_truncated";
+    case ErrorCode::kSentencePieceMalformed: return "sentencepiece_malformed";
+    case ErrorCode::kSentencePieceUnsupported: return "sentencepiece_unsupported";
   }
   return "internal";
 }

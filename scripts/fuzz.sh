@@ -10,10 +10,11 @@ ensure_packages "${MEMFIT_NATIVE_PACKAGES[@]}" clang-14 libclang-rt-14-dev
 
 seconds=${1:-60}
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target fuzz_safetensors fuzz_index fuzz_config fuzz_torch_bin fuzz_gguf
+cmake --build --preset fuzz --target fuzz_safetensors fuzz_index fuzz_config fuzz_torch_bin \
+  fuzz_precompiled_charsmap fuzz_sentencepiece_model fuzz_gguf
 mkdir -p build/fuzz/artifacts
 pids=()
-for t in safetensors index config torch_bin gguf; do
+for t in safetensors index config torch_bin gguf precompiled_charsmap sentencepiece_model; do
   mkdir -p "build/fuzz/corpus-$t"
   ./build/fuzz/tests/fuzz_$t "build/fuzz/corpus-$t" "tests/data/fuzz/$t" \
     -max_total_time="$seconds" -timeout=120 -rss_limit_mb=4096 -max_len=65536 \
@@ -23,7 +24,7 @@ for t in safetensors index config torch_bin gguf; do
 done
 status=0
 for p in "${pids[@]}"; do wait "$p" || status=1; done
-for t in safetensors index config torch_bin gguf; do
+for t in safetensors index config torch_bin gguf precompiled_charsmap sentencepiece_model; do
   echo "== fuzz_$t"
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb|ERROR|SUMMARY" "build/fuzz/$t.log" || true
 done

@@ -1,6 +1,8 @@
 // Normalizers: `tokenizers`' normalizers/ (unicode.rs, utils.rs, strip.rs, prepend.rs, replace.rs,
-// bert.rs, byte_level.rs), on the whole normalized string.
+// bert.rs, byte_level.rs, precompiled.rs), on the whole normalized string.
 #include <fmt/format.h>
+
+#include "memfit/tokenizer/precompiled_charsmap.h"
 
 #include "byte_level.h"
 #include "json_fields.h"
@@ -161,6 +163,81 @@ class ByteLevelNormalizer final : public Normalizer {
   void normalize(std::string& s) const override { s = bytes_to_chars(s); }
 };
 
+PrecompiledCharsmap read_charsmap(const json& j, const BuildContext& ctx) {
+  const json& text = field(j, "precompiled_charsmap", ctx);
+  const BuildContext at = ctx.at("precompiled_charsmap");
+  if (!text.is_string()) at.fail(ErrorCode::kWrongType, fmt::format("must be a base64 string, got {}", json_type_name(text)));
+  const auto blob = decode_base64(text.get_ref<const std::string&>());
+  if (!blob) at.fail(ErrorCode::kInvalidValue, "is not base64 (RFC 4648, with padding)");
+  auto charsmap = PrecompiledCharsmap::parse(*blob);
+  if (!charsmap.ok()) at.fail(charsmap.error().code(), charsmap.error().message());
+  return std::move(charsmap).value();
+}
+
+// SentencePiece's rules (`tokenizers`' normalizers/precompiled.rs over spm_precompiled 0.1.4's
+// normalize_string): each extended grapheme cluster under 6 bytes is looked up whole, and the
+// replacement of its shortest matching prefix stands for the whole cluster; longer clusters, and
+// clusters with no match, are looked up one character at a time (a character without a match is
+// kept). The crate's authors keep this odd rule because it is what matches sentencepiece's
+// outputs on XNLI for the models converted from it.
+// With "memfit_longest_match": true (no tokenizers file has it; memfit's tokenizer.model
+// converter sets it) the rules apply as sentencepiece itself applies them: at each position the
+// longest matching prefix, else one character kept (Normalizer::NormalizePrefix).
+class Precompiled final : public Normalizer {
+ public:
+  Precompiled(const json& j, const BuildContext& ctx)
+      : charsmap_(read_charsmap(j, ctx)), backend_(ctx.backend), longest_match_(bool_or(j, "memfit_longest_match", false, ctx)) {}
+  void normalize(std::string& s) const override {
+    if (longest_match_) return normalize_longest(s);
+    std::string out;
+    out.reserve(s.size());
+    const std::string_view text(s);
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t end = backend_->grapheme_end(text, at);
+      const std::string_view grapheme = text.substr(at, end - at);
+      at = end;
+      if (grapheme.size() < 6) {
+        if (const auto norm = charsmap_.transform(grapheme)) {
+          out += *norm;
+          continue;
+        }
+      }
+      for (std::size_t i = 0; i < grapheme.size();) {
+        std::size_t n = 0;
+        decode_utf8(grapheme, i, &n);
+        const std::string_view part = grapheme.substr(i, n);
+        if (const auto norm = charsmap_.transform(part)) out += *norm;
+        else out += part;
+        i += n;
+      }
+    }
+    s = std::move(out);
+  }
+
+ private:
+  void normalize_longest(std::string& s) const {
+    std::string out;
+    out.reserve(s.size());
+    const std::string_view text(s);
+    for (std::size_t at = 0; at < text.size();) {
+      std::string_view replacement;
+      std::size_t n = charsmap_.longest_match(text.substr(at), replacement);
+      if (n > 0) {
+        out += replacement;
+      } else {
+        decode_utf8(text, at, &n);
+        out.append(text, at, n);
+      }
+      at += n;
+    }
+    s = std::move(out);
+  }
+
+  PrecompiledCharsmap charsmap_;
+  std::shared_ptr<const TextBackend> backend_;
+  bool longest_match_;
+};
+
 class Sequence final : public Normalizer {
  public:
   Sequence(const json& j, const BuildContext& ctx) : parts_(make_list(j, "normalizers", ctx, make_normalizer)) {}
@@ -195,6 +272,7 @@ const Factory<Normalizer> kNormalizers[] = {
     {"BertNormalizer", [](const json& j, const BuildContext& ctx) -> std::unique_ptr<Normalizer> { return std::make_unique<Bert>(j, ctx); }},
     {"ByteLevel", [](const json&, const BuildContext&) -> std::unique_ptr<Normalizer> { return std::make_unique<ByteLevelNormalizer>(); }},
     {"Sequence", [](const json& j, const BuildContext& ctx) -> std::unique_ptr<Normalizer> { return std::make_unique<Sequence>(j, ctx); }},
+    {"Precompiled", [](const json& j, const BuildContext& ctx) -> std::unique_ptr<Normalizer> { return std::make_unique<Precompiled>(j, ctx); }},
 };
 
 }  // namespace

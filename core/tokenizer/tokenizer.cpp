@@ -7,6 +7,7 @@
 #include "added_vocabulary.h"
 #include "byte_level.h"
 #include "json_fields.h"
+#include "tokenizer_build.h"
 
 namespace memfit::tokenizer {
 
@@ -80,23 +81,24 @@ Tokenizer build(TokenizerImpl impl, std::vector<AddedToken> added) {
 
 }  // namespace
 
+Tokenizer tokenizer_from_root(const json& root, std::shared_ptr<const TextBackend> backend, const std::string& source) {
+  const BuildContext root_ctx{source, "", backend};
+  if (!root.is_object()) root_ctx.fail(ErrorCode::kInvalidJson, fmt::format("expected an object, got {}", json_type_name(root)));
+  TokenizerImpl impl;
+  impl.backend = backend;
+  impl.normalizer = optional_component(root, "normalizer", root_ctx, make_normalizer);
+  impl.pre_tokenizer = optional_component(root, "pre_tokenizer", root_ctx, make_pre_tokenizer);
+  impl.model = make_model(field(root, "model", root_ctx), BuildContext{source, "model", backend});
+  impl.post_processor = optional_component(root, "post_processor", root_ctx, make_post_processor);
+  impl.decoder = optional_component(root, "decoder", root_ctx, make_decoder);
+  std::vector<AddedToken> added;
+  if (root.contains("added_tokens")) added = read_added_tokens(root["added_tokens"], BuildContext{source, "added_tokens", backend});
+  return build(std::move(impl), std::move(added));
+}
+
 Result<Tokenizer> Tokenizer::from_json(std::string_view json_text, std::shared_ptr<const TextBackend> backend,
                                        const std::string& source) {
-  return capture([&]() -> Tokenizer {
-    const BuildContext root_ctx{source, "", backend};
-    const json root = parse_json(json_text, source);
-    if (!root.is_object()) root_ctx.fail(ErrorCode::kInvalidJson, fmt::format("expected an object, got {}", json_type_name(root)));
-    TokenizerImpl impl;
-    impl.backend = backend;
-    impl.normalizer = optional_component(root, "normalizer", root_ctx, make_normalizer);
-    impl.pre_tokenizer = optional_component(root, "pre_tokenizer", root_ctx, make_pre_tokenizer);
-    impl.model = make_model(field(root, "model", root_ctx), BuildContext{source, "model", backend});
-    impl.post_processor = optional_component(root, "post_processor", root_ctx, make_post_processor);
-    impl.decoder = optional_component(root, "decoder", root_ctx, make_decoder);
-    std::vector<AddedToken> added;
-    if (root.contains("added_tokens")) added = read_added_tokens(root["added_tokens"], BuildContext{source, "added_tokens", backend});
-    return build(std::move(impl), std::move(added));
-  });
+  return capture([&]() -> Tokenizer { return tokenizer_from_root(parse_json(json_text, source), std::move(backend), source); });
 }
 
 Result<Tokenizer> Tokenizer::from_gpt2_files(std::string_view vocab_json, std::string_view merges_txt,

@@ -153,8 +153,9 @@ int main(int argc, char** argv) {
 
   memfit::cli::TokenizeArgs tk;
   CLI::App* tokenize = app.add_subcommand(
-      "tokenize", "Text to token ids (or --decode ids to text) with a model's tokenizer.json or vocab.json + merges.txt");
-  tokenize->add_option("path", tk.path, "tokenizer.json or a model folder")->required();
+      "tokenize", "Text to token ids (or --decode ids to text) with a model's tokenizer.json, vocab.json + merges.txt "
+      "or SentencePiece tokenizer.model");
+  tokenize->add_option("path", tk.path, "tokenizer.json, a SentencePiece .model, or a model folder")->required();
   tokenize->add_option("--text", tk.text, "the text (with --decode: ids, e.g. 1,2,3); default: all of stdin, a final newline included");
   tokenize->add_flag("--jsonl", tk.jsonl,
                      "stdin: one JSON string per line → one {\"ids\", \"tokens\"} per line (--decode: a list of ids → {\"text\"})");

@@ -15,6 +15,7 @@ FailureKind failure_kind(ErrorCode code) {
     case ErrorCode::kPickleUnsupportedProtocol:
     case ErrorCode::kGgufUnsupportedVersion:
     case ErrorCode::kGgufRemovedType: return FailureKind::kUnsupported;
+    case ErrorCode::kSentencePieceUnsupported: return FailureKind::kUnsupported;
     case ErrorCode::kInvalidArgument: return FailureKind::kUsage;
     case ErrorCode::kInternal: return FailureKind::kInternal;
     default: return FailureKind::kInvalidInput;  // config, safetensors, index, zip and pickle errors

@@ -131,6 +131,22 @@ class NativeTextBackend final : public tokenizer::TextBackend {
   char32_t simple_lowercase(char32_t c) const override {
     return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c)));
   }
+  std::size_t grapheme_end(std::string_view utf8, std::size_t from) const override {
+    // utf8proc's stateful break test carries the state extended grapheme clusters need (emoji
+    // ZWJ sequences, regional-indicator pairs) from one pair of code points to the next.
+    utf8proc_int32_t state = 0, previous = -1;
+    std::size_t at = from;
+    while (at < utf8.size()) {
+      utf8proc_int32_t c = 0;
+      const utf8proc_ssize_t n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data() + at),
+                                                  static_cast<utf8proc_ssize_t>(utf8.size() - at), &c);
+      if (n <= 0) throw Error(ErrorCode::kInternal, fmt::format("grapheme_end: invalid UTF-8 at byte {}", at));
+      if (previous >= 0 && utf8proc_grapheme_break_stateful(previous, c, &state)) break;
+      previous = c;
+      at += static_cast<std::size_t>(n);
+    }
+    return at;
+  }
 };
 
 }  // namespace

@@ -30,6 +30,7 @@ MEMFIT_NATIVE_PACKAGES=(
   nlohmann-json3-dev libfmt-dev libcli11-dev libcurl4-openssl-dev
   doctest-dev libcpp-httplib-dev libbenchmark-dev
   libpcre2-dev libutf8proc-dev python3-jinja2
+  libsentencepiece-dev sentencepiece
 )
 
 # The LibTorch build (MEMFIT_WITH_TORCH, preset native-torch: memfit-torch = `memfit load|forward`).

@@ -2,8 +2,9 @@
 // library's Node bindings) on generated text: random Unicode (astral, emoji and ZWJ sequences,
 // CJK, combining marks, scripts), whitespace runs, digits, contractions, and the tokenizer's own
 // special-token strings embedded. For the real tokenizer.json files of the reference data (GPT-2,
-// Llama 3, Qwen3, Mistral) and made-up ones covering every other component
-// (support/tokenizer-fixtures.mjs): ids and tokens with and without special tokens, and decode
+// Llama 3, Qwen3, Mistral), made-up ones covering every other component
+// (support/tokenizer-fixtures.mjs) and Precompiled ones with sentencepiece's own rules
+// (support/sentencepiece-fixtures.mjs): ids and tokens with and without special tokens, and decode
 // of the oracle's ids with and without skipping special tokens, must all be equal.
 // A run that compares nothing fails.
 import { test } from 'node:test';
@@ -14,6 +15,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, GOLDEN, ROOT } from './support/paths.mjs';
+import { precompiledTokenizers } from './support/sentencepiece-fixtures.mjs';
 import { byteLevelVariants, madeUpTokenizers } from './support/tokenizer-fixtures.mjs';
 
 const require = createRequire(join(ROOT, 'package.json'));
@@ -135,6 +137,7 @@ test('memfit tokenize equals the Rust tokenizers library on generated text', asy
   const gpt2 = files.find(([n]) => n === 'gpt2');
   const made = madeUpTokenizers();
   if (gpt2) made.push(...byteLevelVariants(JSON.parse(readFileSync(gpt2[1], 'utf8'))));
+  made.push(...precompiledTokenizers(dir));
   for (const [name, obj] of made) {
     const f = join(dir, `${name}.json`);
     writeFileSync(f, JSON.stringify(obj));

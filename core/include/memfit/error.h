@@ -118,6 +118,15 @@ enum class ErrorCode {
   kGgufMisaligned,                // a tensor's offset is not a multiple of the alignment
   kGgufOutOfBounds,               // a tensor's data (or the data section) runs past the file's end
   kGgufOverlap,                   // two tensors' data overlap
+  // SentencePiece: a Precompiled normalizer's precompiled_charsmap (core/tokenizer/precompiled_charsmap.h)
+  // and a tokenizer.model (core/tokenizer/sentencepiece_model.h)
+  kCharsmapTruncated,             // under 4 bytes, or fewer bytes than the trie size announces
+  kCharsmapTrieSize,              // the trie size is not a positive multiple of 4
+  kCharsmapOutOfBounds,           // a trie unit or leaf value points outside the trie or the strings
+  kCharsmapInvalidUtf8,           // the normalized strings are not UTF-8, or a value starts inside a character
+  kSentencePieceTruncated,        // a varint or a length-delimited field runs past the end
+  kSentencePieceMalformed,        // a wire type or value the ModelProto schema does not allow
+  kSentencePieceUnsupported,      // a model type other than Unigram and BPE, or no pieces
 };
 
 std::string_view error_code_name(ErrorCode code);

@@ -40,6 +40,10 @@ class TextBackend {
   virtual CharCategory category(char32_t c) const = 0;
   // The one-code-point lowercase mapping (UnicodeData's simple mapping).
   virtual char32_t simple_lowercase(char32_t c) const = 0;
+  // The end (a byte offset) of the extended grapheme cluster (UAX #29) that starts at byte `from`
+  // of `utf8` (valid UTF-8, from < size, on a character boundary): the Rust crate
+  // unicode-segmentation's graphemes(true), which the Precompiled normalizer walks.
+  virtual std::size_t grapheme_end(std::string_view utf8, std::size_t from) const = 0;
 };
 
 }  // namespace memfit::tokenizer

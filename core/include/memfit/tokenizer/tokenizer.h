@@ -3,7 +3,8 @@
 // One Tokenizer value holds the pipeline a tokenizer.json describes — added/special tokens split
 // out first, normalizer, pre-tokenizer, model (BPE, WordPiece, Unigram), post-processor, decoder —
 // each a small component chosen by its JSON "type" (core/tokenizer/). Core reads no files: the
-// caller passes the text of tokenizer.json (or GPT-2's vocab.json + merges.txt) and a TextBackend
+// caller passes the text of tokenizer.json (or GPT-2's vocab.json + merges.txt, or the bytes of a
+// SentencePiece tokenizer.model) and a TextBackend
 // (regexes, Unicode normalization and categories; natively memfit::text::native_text_backend()).
 // A Tokenizer is immutable after loading, cheap to copy and safe to use from several threads.
 #pragma once
@@ -46,6 +47,15 @@ class Tokenizer {
   // BPE with GPT-2's pattern, no prefix space, '<|endoftext|>' special when the vocabulary has it.
   static Result<Tokenizer> from_gpt2_files(std::string_view vocab_json, std::string_view merges_txt,
                                            std::shared_ptr<const TextBackend> backend);
+
+  // A SentencePiece tokenizer.model (its serialized ModelProto, memfit/tokenizer/sentencepiece_model.h)
+  // as the pipeline transformers' convert_slow_tokenizer builds from it: Unigram or BPE with
+  // byte fallback, the Precompiled normalizer, metaspace handling, bos/eos as LlamaTokenizer (or,
+  // for a T5 tokenizer_class, T5Tokenizer) adds them. `tokenizer_config_json` may be empty; its
+  // add_bos_token / add_eos_token / tokenizer_class are read. The choices: docs/tokenizer.md.
+  static Result<Tokenizer> from_sentencepiece(std::string_view model_proto, std::string_view tokenizer_config_json,
+                                              std::shared_ptr<const TextBackend> backend,
+                                              const std::string& source = "tokenizer.model");
 
   // tokenizer.encode(text, add_special_tokens=…): ids and token strings. Errors: text not UTF-8.
   Result<Encoding> encode(std::string_view text, bool add_special_tokens = true) const;
