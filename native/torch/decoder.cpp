@@ -112,7 +112,7 @@ class DecoderProgram final : public ModelProgram {
     const RopeTables& rope = tables_.at(L.rope);
     q = apply_rope(q, rope);
     k = apply_rope(k, rope);
-    std::tie(k, v) = s.cached_kv(static_cast<std::int64_t>(layer), k, v);
+    std::tie(k, v) = s.cached_kv(static_cast<std::int64_t>(layer), k, v, L.window);
     const auto rep = s_.heads / s_.kv_heads;
     k = repeat_kv(k, rep);
     v = repeat_kv(v, rep);

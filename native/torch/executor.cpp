@@ -271,6 +271,8 @@ at::Tensor Executor::forward(const at::Tensor& input_ids, ForwardState* state) {
     s.keys.resize(static_cast<std::size_t>(program_.layers()));
     s.values.resize(static_cast<std::size_t>(program_.layers()));
   }
+  if (s.use_cache && s.cache_dtype == at::ScalarType::Undefined)
+    s.cache_dtype = options_.cache_dtype.value_or(model_.dtype);
   const std::size_t n = program_.stages().size();
   const std::size_t depth = options_.prefetch ? static_cast<std::size_t>(options_.prefetch_depth) : 0;
   // Fetches in flight are stages k .. k + depth; across forwards they wrap to the next forward's

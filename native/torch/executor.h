@@ -18,6 +18,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -37,6 +38,9 @@ struct ExecOptions {
                                         // stages (generation calls forward once per token)
   bool evict_page_cache = false;        // also drop disk weights from the page cache after use
                                         // (benchmarks: every forward reads from storage)
+  // The KV cache's dtype (ForwardState::cache_dtype). Unset: the model's load dtype, as
+  // transformers keeps its cache and memfit's planner counts it.
+  std::optional<at::ScalarType> cache_dtype = std::nullopt;
 };
 
 struct ExecStats {

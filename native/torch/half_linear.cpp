@@ -36,83 +36,80 @@ void rows_scalar(const float* x, int m_rows, std::int64_t K, const std::uint16_t
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2,fma,f16c"))) inline __m256 load8(const std::uint16_t* p, bool bf16) {
-  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h);
-}
-
-__attribute__((target("avx2,fma"))) inline float sum8(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
-}
-
-// As rows_scalar, 8 weights per instruction. U independent accumulators per x row hide the FMA
-// latency (one chain per row would run at a quarter of the load rate for a single row).
-template <int M, int U>
-__attribute__((target("avx2,fma,f16c"))) void rows_avx2(const float* x, std::int64_t K, const std::uint16_t* w,
-                                                        bool bf16, std::int64_t N, std::int64_t n0, std::int64_t n1,
-                                                        float* y) {
-  const std::int64_t step = 8 * U, body = K / step * step;
-  for (std::int64_t n = n0; n < n1; ++n) {
-    const std::uint16_t* wr = w + n * K;
-    __m256 acc[M][U];
-    for (int m = 0; m < M; ++m)
-      for (int u = 0; u < U; ++u) acc[m][u] = _mm256_setzero_ps();
-    for (std::int64_t k = 0; k < body; k += step)
-      for (int u = 0; u < U; ++u) {
-        const __m256 wv = load8(wr + k + 8 * u, bf16);
-        for (int m = 0; m < M; ++m) acc[m][u] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + m * K + k + 8 * u), acc[m][u]);
-      }
-    for (int m = 0; m < M; ++m) {
-      __m256 total = acc[m][0];
-      for (int u = 1; u < U; ++u) total = _mm256_add_ps(total, acc[m][u]);
-      float s = sum8(total);
-      for (std::int64_t k = body; k < K; ++k) s += widen(wr[k], bf16) * x[m * K + k];
-      y[m * N + n] = s;
-    }
-  }
-}
-
-__attribute__((target("avx512f"))) inline __m512 load16(const std::uint16_t* p, bool bf16) {
-  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  return bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
-}
-
-// The same with 16 weights per instruction, where the CPU has AVX-512: half the instructions per
-// byte, which is what a core's share of the memory bandwidth needs at one row.
-template <int M, int U>
-__attribute__((target("avx512f"))) void rows_avx512(const float* x, std::int64_t K, const std::uint16_t* w,
-                                                    bool bf16, std::int64_t N, std::int64_t n0, std::int64_t n1,
-                                                    float* y) {
-  const std::int64_t step = 16 * U, body = K / step * step;
-  for (std::int64_t n = n0; n < n1; ++n) {
-    const std::uint16_t* wr = w + n * K;
-    __m512 acc[M][U];
-    for (int m = 0; m < M; ++m)
-      for (int u = 0; u < U; ++u) acc[m][u] = _mm512_setzero_ps();
-    for (std::int64_t k = 0; k < body; k += step)
-      for (int u = 0; u < U; ++u) {
-        const __m512 wv = load16(wr + k + 16 * u, bf16);
-        for (int m = 0; m < M; ++m) acc[m][u] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + m * K + k + 16 * u), acc[m][u]);
-      }
-    for (int m = 0; m < M; ++m) {
-      __m512 total = acc[m][0];
-      for (int u = 1; u < U; ++u) total = _mm512_add_ps(total, acc[m][u]);
-      float s = _mm512_reduce_add_ps(total);
-      for (std::int64_t k = body; k < K; ++k) s += widen(wr[k], bf16) * x[m * K + k];
-      y[m * N + n] = s;
-    }
-  }
-}
-
 using RowsFn = void (*)(const float*, std::int64_t, const std::uint16_t*, bool, std::int64_t, std::int64_t,
                         std::int64_t, float*);
-constexpr RowsFn kAvx2[kHalfLinearRows] = {rows_avx2<1, 4>, rows_avx2<2, 4>, rows_avx2<3, 2>, rows_avx2<4, 2>,
-                                           rows_avx2<5, 1>, rows_avx2<6, 1>, rows_avx2<7, 1>, rows_avx2<8, 1>};
-constexpr RowsFn kAvx512[kHalfLinearRows] = {rows_avx512<1, 4>, rows_avx512<2, 4>, rows_avx512<3, 2>,
-                                             rows_avx512<4, 2>, rows_avx512<5, 2>, rows_avx512<6, 2>,
-                                             rows_avx512<7, 1>, rows_avx512<8, 1>};
+}  // namespace
+
+// The loop once per instruction set (half_linear_rows-inl.h), each copy compiled for its own.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+namespace avx2 {
+namespace {
+struct Vec {  // 8 floats; weights widened from 8 halves (F16C) or shifted from 8 bfloat16
+  using Reg = __m256;
+  static constexpr int kWidth = 8;
+  static Reg zero() { return _mm256_setzero_ps(); }
+  static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  static Reg widen(const std::uint16_t* p, bool bf16) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h);
+  }
+  static Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static float sum(Reg v) {
+    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+  }
+};
+#include "half_linear_rows-inl.h"
+}  // namespace
+}  // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#else
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#endif
+namespace avx512 {
+namespace {
+// 16 weights per instruction: half the instructions per byte, which is what a core's share of
+// the memory bandwidth needs at one row.
+struct Vec {
+  using Reg = __m512;
+  static constexpr int kWidth = 16;
+  static Reg zero() { return _mm512_setzero_ps(); }
+  static Reg load(const float* p) { return _mm512_loadu_ps(p); }
+  static Reg widen(const std::uint16_t* p, bool bf16) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
+  }
+  static Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
+  static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
+  static float sum(Reg v) { return _mm512_reduce_add_ps(v); }
+};
+#include "half_linear_rows-inl.h"
+}  // namespace
+}  // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+namespace {
+// Accumulators per x row (U) by rows (M): as many as the registers hold (16 ymm, 32 zmm).
+constexpr RowsFn kAvx2[kHalfLinearRows] = {avx2::rows<1, 4>, avx2::rows<2, 4>, avx2::rows<3, 2>, avx2::rows<4, 2>,
+                                           avx2::rows<5, 1>, avx2::rows<6, 1>, avx2::rows<7, 1>, avx2::rows<8, 1>};
+constexpr RowsFn kAvx512[kHalfLinearRows] = {avx512::rows<1, 4>, avx512::rows<2, 4>, avx512::rows<3, 2>,
+                                             avx512::rows<4, 2>, avx512::rows<5, 2>, avx512::rows<6, 2>,
+                                             avx512::rows<7, 1>, avx512::rows<8, 1>};
 #endif
 
 HalfLinearKernel best_kernel() {

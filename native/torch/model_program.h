@@ -72,16 +72,25 @@ struct ForwardState {
   bool use_cache = false;
   // Positions the cache is allocated for (prompt + new tokens); 0: the first forward's length.
   // A forward past it grows the cache (one copy, doubling), so a caller that knows the context
-  // length pays no copy at all.
+  // length pays no copy at all. A sliding layer never holds more than its window.
   std::int64_t capacity = 0;
-  // Per layer: [B, kv_heads, capacity, head_dim] on the device the layer's attention ran on
-  // (its execution device), in the dtype of its keys; positions [0, past) are filled.
+  // The dtype keys/values are stored in (Undefined: their own). The executor sets the model's
+  // dtype, as transformers keeps its cache: a CPU computing half weights in float32 stores
+  // them half, and attention reads them back in float32 — what the planner counts.
+  at::ScalarType cache_dtype = at::ScalarType::Undefined;
+  // Per layer: [B, kv_heads, slots, head_dim] on the device the layer's attention ran on (its
+  // execution device), in cache_dtype. A full layer's slots are its capacity, position p in slot
+  // p; a sliding layer's min(window, capacity), position p in slot p % slots (kv_cache.cpp).
   std::vector<at::Tensor> keys, values;
 
-  // Attention's keys/values for `layer`: with a cache, this forward's k/v [B, kv, T, d] are
-  // written at positions past … past+T-1 and the views of positions 0 … past+T-1 come back;
-  // without one, k and v themselves. Every family calls this (kv_cache.cpp).
-  std::pair<at::Tensor, at::Tensor> cached_kv(std::int64_t layer, const at::Tensor& k, const at::Tensor& v);
+  // Attention's keys/values for `layer` (window: its sliding window in tokens, 0 for full
+  // attention): with a cache, this forward's k/v [B, kv, T, d] are stored and the keys/values
+  // attention reads come back in k's dtype — the positions a causal mask over queries at
+  // S−T … S−1 expects, S−T before the new ones (S: what comes back), except for one new token
+  // in a sliding layer past its window, whose W positions come back in slot order (all of them
+  // in its window). Without a cache, k and v themselves. Every family calls this (kv_cache.cpp).
+  std::pair<at::Tensor, at::Tensor> cached_kv(std::int64_t layer, const at::Tensor& k, const at::Tensor& v,
+                                              std::int64_t window = 0);
 };
 
 // A 0-d tensor of torch.finfo(scores.dtype).min, what transformers' causal masks fill with

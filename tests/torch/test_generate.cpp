@@ -242,7 +242,10 @@ TEST_CASE("half precision: decoding from bf16 weights kept as stored equals deco
   const auto golden = golden_json("tiny-llama");
   const Loaded half = load(*dir + "/tiny-llama/bf16", R"({"model.layers.0": "disk", "": "cpu"})");
   const Loaded full = load(*dir + "/tiny-llama/bf16", "", "", DType::kF32);
-  torchrt::Executor a(*half.model, *half.program), b(*full.model, *full.program);
+  // A float32 cache, as b holds it: this compares the weights' path alone (half_linear).
+  torchrt::ExecOptions float_cache;
+  float_cache.cache_dtype = at::kFloat;
+  torchrt::Executor a(*half.model, *half.program, float_cache), b(*full.model, *full.program);
   torchrt::GenerateRequest req;
   req.prompt = prompt_of(golden);
   req.max_new_tokens = 12;
@@ -263,6 +266,20 @@ TEST_CASE("half precision: decoding from bf16 weights kept as stored equals deco
   CHECK(ra.new_ids == rb.new_ids);
   CHECK(step == 12);
   CHECK(worst < 1e-4);
+
+  // The default cache keeps the weights' dtype, as transformers does (and memfit's planner
+  // counts): each key and value is rounded to bf16 once, as stored. That moves the logits by
+  // a small part of what computing the whole model in bf16 moves them (transformers' own bf16
+  // forward of this checkpoint: tolerances_observed).
+  torchrt::Executor c(*half.model, *half.program);
+  worst = 0;
+  step = 0;
+  const auto rc = torchrt::generate(c, req);
+  MESSAGE("bf16 cache vs float32 cache, worst logit diff over 12 steps " << worst);
+  CHECK(step == 12);
+  CHECK(worst > 0);  // the cache really is bf16
+  CHECK(worst < golden["tolerances_observed"]["bf16_native_vs_fp32_max_abs_diff"].get<double>() / 4);
+  CHECK(rc.new_ids == rb.new_ids);
 }
 
 TEST_CASE("a parameter stored in a dtype the runtime cannot compute is refused before loading, by name") {

@@ -41,6 +41,22 @@ void gemma3_layers(ModelDims& m, const Config& c, std::int64_t rotary_dims) {
   for (auto& l : m.per_layer) l.rope = l.attention == AttentionKind::kSliding ? local : global;
 }
 
+// Gemma 2's layers. Gemma2Config (transformers ≥ 4.53, configuration_gemma2.py; 4.42's
+// Gemma2Attention the same): layer_types default to sliding on even layers ((i + 1) % 2) with
+// sliding_window (default 4096), with or without cache_implementation "hybrid" — the general
+// rule would window every layer of a config that names neither. A null window: every layer full.
+void gemma2_layers(ModelDims& m, const Config& c) {
+  // The general rules read these (cache_implementation "hybrid": the same pattern 2).
+  if (c.has("layer_types") || c.has("sliding_window_pattern") || c.string_or({"cache_implementation"}, "") == "hybrid")
+    return;
+  const auto window = c.json().find("sliding_window");
+  if (window != c.json().end() && window->is_null()) return;
+  std::vector<std::string> types;
+  for (std::size_t i = 0; i < m.per_layer.size(); ++i)
+    types.push_back((i + 1) % 2 ? "sliding_attention" : "full_attention");
+  set_layer_kinds(m, types, c.dim_or({"sliding_window"}, 4096), "layer_types (Gemma2Config's default: even layers)");
+}
+
 TensorTree build(const BuildRequest& r, bool gemma3) {
   const Config& c = r.config;
   // Gemma2Config / Gemma3TextConfig defaults.
@@ -64,9 +80,10 @@ TensorTree build(const BuildRequest& r, bool gemma3) {
   TensorTree tree = build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
     gated_mlp(b, "mlp", s.prefix + "MLP", d.hidden, d.inter, false, d.act);
   });
-  if (gemma3 && r.dims && *r.dims && !(*r.dims)->attention_error) {
+  if (r.dims && *r.dims && !(*r.dims)->attention_error) {
     try {
-      gemma3_layers(**r.dims, c, d.current_rope_dim);
+      if (gemma3) gemma3_layers(**r.dims, c, d.current_rope_dim);
+      else gemma2_layers(**r.dims, c);
     } catch (const Error& e) {
       (*r.dims)->attention_error = e;  // the KV cache's error, not the estimate's
     }
