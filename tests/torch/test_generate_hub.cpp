@@ -132,7 +132,9 @@ TEST_CASE("generate ORG/NAME: downloaded into the Hugging Face cache, the same i
   CHECK(count_requests(seen, 0, ".bin") == 0);
   CHECK(count_requests(seen, 0, ".onnx") == 0);
   CHECK(count_requests(seen, 0, "README.md") == 0);
-  CHECK(count_requests(seen, 0, "model.safetensors", "GET") == 1);
+  // The weights: HEADed on the Hub, then fetched once from the redirect's Location (the CDN).
+  CHECK(count_requests(seen, 0, "model.safetensors", "GET") == 0);
+  CHECK(count_requests(seen, 0, "/cdn/" + MockHub::etag_of(files.at("model.safetensors")), "GET") == 1);
   // The token went to the Hub, never to the CDN.
   for (const auto& s : seen) {
     CAPTURE(s.path);
