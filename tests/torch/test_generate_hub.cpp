@@ -38,6 +38,18 @@ std::map<std::string, std::string> hub_env(const MockHub& hub, const std::string
   return {{"HF_ENDPOINT", hub.endpoint()}, {"HF_HUB_CACHE", cache}};
 }
 
+// The golden tiny GPT-2 served as org/tiny-gpt2, and an empty cache folder.
+struct ServedModel {
+  explicit ServedModel(const std::string& golden) : files(repo_files(golden)) { hub.add_model(kRepo, "transformers", files); }
+  std::map<std::string, std::string> env() const { return hub_env(hub, cache.path); }
+  const std::string& weights() const { return files.at("model.safetensors"); }
+  fs::path folder() const { return fs::path(cache.path) / kRepoFolder; }  // models--org--tiny-gpt2
+
+  std::map<std::string, std::string> files;
+  MockHub hub;
+  TempDir cache;
+};
+
 // The golden generation's prompt ids ("1,2,3") and its length.
 struct Golden {
   std::string tokens;
@@ -93,12 +105,11 @@ TEST_CASE("generate ORG/NAME: downloaded into the Hugging Face cache, the same i
   const auto golden = golden_dir();
   if (!golden) return skip_loudly("memfit generate ORG/NAME");
   const Golden g = golden_generation();
-  MockHub hub;
+  ServedModel served(*golden);
+  MockHub& hub = served.hub;
+  const auto& files = served.files;
   hub.serve_lfs_from_cdn(true);  // the weights come from another origin, as the Hub's CDN serves them
-  const auto files = repo_files(*golden);
-  hub.add_model(kRepo, "transformers", files);
-  TempDir cache;
-  auto env = hub_env(hub, cache.path);
+  auto env = served.env();
   env["HF_TOKEN"] = "secret";
 
   const ProcessResult local =
@@ -115,7 +126,7 @@ TEST_CASE("generate ORG/NAME: downloaded into the Hugging Face cache, the same i
 
   // huggingface_hub's layout: refs/main → the commit; the snapshot's files are relative links to
   // blobs named by their ETag, byte for byte the repo's files; nothing half-written is left.
-  const fs::path repo = fs::path(cache.path) / kRepoFolder;
+  const fs::path repo = served.folder();
   const std::string commit = MockHub::commit_of(kRepo);
   CHECK(slurp(repo / "refs" / "main") == commit);
   for (const std::string file : {"config.json", "generation_config.json", "model.safetensors", "vocab.json", "merges.txt"}) {
@@ -126,7 +137,7 @@ TEST_CASE("generate ORG/NAME: downloaded into the Hugging Face cache, the same i
     CHECK(slurp(pointer) == files.at(file));
   }
   CHECK(files_ending(repo, ".incomplete").empty());
-  CHECK(fs::is_regular_file(fs::path(cache.path) / ".locks" / kRepoFolder / (MockHub::etag_of(files.at("model.safetensors")) + ".lock")));
+  CHECK(fs::is_regular_file(fs::path(served.cache.path) / ".locks" / kRepoFolder / (MockHub::etag_of(files.at("model.safetensors")) + ".lock")));
   // Only what the run needs: no .bin twin, no ONNX, no README — not even asked about.
   const auto seen = hub.requests();
   CHECK(count_requests(seen, 0, ".bin") == 0);
@@ -176,13 +187,11 @@ TEST_CASE("generate ORG/NAME uses a model huggingface_hub already cached: no dow
   const auto golden = golden_dir();
   if (!golden) return skip_loudly("memfit generate on a transformers cache");
   const Golden g = golden_generation();
-  MockHub hub;
-  const auto files = repo_files(*golden);
-  hub.add_model(kRepo, "transformers", files);
+  ServedModel served(*golden);
+  const auto& files = served.files;
   // The cache as hf_hub_download leaves it (file_download.py): blobs by ETag, a snapshot of links,
   // refs/main, and .no_exist markers for the files it looked for and the repo lacked.
-  TempDir cache;
-  const fs::path repo = fs::path(cache.path) / kRepoFolder;
+  const fs::path repo = served.folder();
   const std::string commit = MockHub::commit_of(kRepo);
   fs::create_directories(repo / "blobs");
   fs::create_directories(repo / "snapshots" / commit);
@@ -197,11 +206,11 @@ TEST_CASE("generate ORG/NAME uses a model huggingface_hub already cached: no dow
   for (const char* absent : {"model.safetensors.index.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"})
     std::ofstream(repo / ".no_exist" / commit / absent);
 
-  const ProcessResult r = run_memfit(generate_args(kRepo, g), hub_env(hub, cache.path));
+  const ProcessResult r = run_memfit(generate_args(kRepo, g), served.env());
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out)["new_token_ids"] == g.new_token_ids);
-  const auto seen = hub.requests();
+  const auto seen = served.hub.requests();
   REQUIRE(seen.size() == 1);  // the HEAD that says main is still that commit
   CHECK(seen[0].method == "HEAD");
 }
@@ -245,19 +254,17 @@ TEST_CASE("generate ORG/NAME: a transfer cut short names the file, leaves no blo
   const auto golden = golden_dir();
   if (!golden) return skip_loudly("memfit generate ORG/NAME, cut transfer");
   const Golden g = golden_generation();
-  MockHub hub;
-  const auto files = repo_files(*golden);
-  const std::string& weights = files.at("model.safetensors");
-  hub.add_model(kRepo, "transformers", files);
+  ServedModel served(*golden);
+  MockHub& hub = served.hub;
+  const std::string& weights = served.weights();
   const std::size_t half = weights.size() / 2;
   hub.cut_transfer(kRepo, "model.safetensors", half);
-  TempDir cache;
-  const auto env = hub_env(hub, cache.path);
+  const auto env = served.env();
   const ProcessResult cut = run_memfit(generate_args(kRepo, g), env);
   CHECK(cut.exit_code == 9);
   CHECK(cut.err.find("downloading model.safetensors of `org/tiny-gpt2`: the transfer stopped after " +
                      std::to_string(half) + " of " + std::to_string(weights.size()) + " bytes") != std::string::npos);
-  const fs::path repo = fs::path(cache.path) / kRepoFolder;
+  const fs::path repo = served.folder();
   const fs::path blob = repo / "blobs" / MockHub::etag_of(weights);
   CHECK_FALSE(fs::exists(blob));
   CHECK_FALSE(fs::exists(repo / "snapshots" / MockHub::commit_of(kRepo) / "model.safetensors"));
@@ -286,18 +293,15 @@ TEST_CASE("generate ORG/NAME: a size that does not match the Hub's is named and 
   const auto golden = golden_dir();
   if (!golden) return skip_loudly("memfit generate ORG/NAME, size mismatch");
   const Golden g = golden_generation();
-  MockHub hub;
-  const auto files = repo_files(*golden);
-  const std::string& weights = files.at("model.safetensors");
-  hub.add_model(kRepo, "transformers", files);
-  hub.misstate_size(kRepo, "model.safetensors", 100);
-  TempDir cache;
-  const ProcessResult r = run_memfit(generate_args(kRepo, g), hub_env(hub, cache.path));
+  ServedModel served(*golden);
+  const std::string& weights = served.weights();
+  served.hub.misstate_size(kRepo, "model.safetensors", 100);
+  const ProcessResult r = run_memfit(generate_args(kRepo, g), served.env());
   CHECK(r.exit_code == 9);
   CHECK(r.err.find("downloading model.safetensors of `org/tiny-gpt2`: size mismatch: the Hub said " +
                    std::to_string(weights.size() + 100) + " bytes, the download has " +
                    std::to_string(weights.size())) != std::string::npos);
-  const fs::path repo = fs::path(cache.path) / kRepoFolder;
+  const fs::path repo = served.folder();
   CHECK_FALSE(fs::exists(repo / "blobs" / MockHub::etag_of(weights)));
   CHECK(files_ending(repo, ".incomplete").empty());
   CHECK_FALSE(fs::exists(repo / "snapshots" / MockHub::commit_of(kRepo) / "model.safetensors"));
