@@ -40,38 +40,6 @@ std::string origin_of(const std::string& url) {
   return lower(url.substr(0, end));
 }
 
-// The cap applies to a success body only: redirects and errors carry small texts of their own.
-struct BodySink {
-  const CurlLibrary* lib;
-  CURL* curl;
-  std::string* body;
-  std::uint64_t max;  // 0: no cap
-  bool cut = false;
-};
-
-std::size_t write_body(char* data, std::size_t size, std::size_t n, void* user) {
-  auto* sink = static_cast<BodySink*>(user);
-  long status = 0;
-  sink->lib->easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
-  if (sink->max && status >= 200 && status < 300 && sink->body->size() + size * n > sink->max) {
-    sink->body->append(data, sink->max - sink->body->size());  // exactly the first `max` bytes
-    sink->cut = true;  // returning less than given makes libcurl abort the transfer
-    return 0;
-  }
-  sink->body->append(data, size * n);
-  return size * n;
-}
-
-std::size_t write_header(char* data, std::size_t size, std::size_t n, void* user) {
-  std::string line(data, size * n);
-  auto* headers = static_cast<std::map<std::string, std::string>*>(user);
-  if (line.rfind("HTTP/", 0) == 0) headers->clear();  // a new response (e.g. 100 Continue)
-  const auto colon = line.find(':');
-  if (colon != std::string::npos)
-    (*headers)[lower(line.substr(0, colon))] = trim(line.substr(colon + 1));
-  return size * n;
-}
-
 // "bytes 0-99/12345" → 0 (nullopt when there is no first byte position).
 std::optional<std::uint64_t> parse_first(const std::string& content_range) {
   const auto space = content_range.find(' ');
@@ -95,6 +63,57 @@ std::optional<std::uint64_t> parse_total(const std::string& content_range) {
   } catch (...) {
     return std::nullopt;
   }
+}
+
+// The cap applies to a success body only: redirects and errors carry small texts of their own.
+// A streamed success body goes to the caller's sink instead of the string.
+struct BodySink {
+  const CurlLibrary* lib;
+  CURL* curl;
+  HttpResponse* response;
+  std::uint64_t max;  // 0: no cap
+  HubClient::StreamSink* stream = nullptr;
+  bool cut = false;
+  bool started = false;
+  bool refused = false;
+  std::uint64_t streamed = 0;
+};
+
+std::size_t write_body(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* sink = static_cast<BodySink*>(user);
+  long status = 0;
+  sink->lib->easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
+  std::string& body = sink->response->body;
+  const bool success = status >= 200 && status < 300;
+  if (sink->stream && success) {
+    if (!sink->started) {
+      sink->started = true;
+      const auto range = sink->response->headers.find("content-range");
+      const std::uint64_t first =
+          status == 206 && range != sink->response->headers.end() ? parse_first(range->second).value_or(0) : 0;
+      if (!sink->stream->start(first)) return sink->refused = true, 0;
+    }
+    if (!sink->stream->write(data, size * n)) return sink->refused = true, 0;
+    sink->streamed += size * n;
+    return size * n;
+  }
+  if (sink->max && success && body.size() + size * n > sink->max) {
+    body.append(data, sink->max - body.size());  // exactly the first `max` bytes
+    sink->cut = true;  // returning less than given makes libcurl abort the transfer
+    return 0;
+  }
+  body.append(data, size * n);
+  return size * n;
+}
+
+std::size_t write_header(char* data, std::size_t size, std::size_t n, void* user) {
+  std::string line(data, size * n);
+  auto* headers = static_cast<std::map<std::string, std::string>*>(user);
+  if (line.rfind("HTTP/", 0) == 0) headers->clear();  // a new response (e.g. 100 Continue)
+  const auto colon = line.find(':');
+  if (colon != std::string::npos)
+    (*headers)[lower(line.substr(0, colon))] = trim(line.substr(colon + 1));
+  return size * n;
 }
 
 std::string cache_key(const std::string& url) {
@@ -136,6 +155,11 @@ HubOptions HubOptions::from_environment() {
       o.token = trim(ss.str());
     }
   }
+  o.hf_cache = !env("HF_HUB_CACHE").empty()            ? env("HF_HUB_CACHE")
+               : !env("HUGGINGFACE_HUB_CACHE").empty() ? env("HUGGINGFACE_HUB_CACHE")
+               : !env("HF_HOME").empty()               ? env("HF_HOME") + "/hub"
+               : !env("XDG_CACHE_HOME").empty()        ? env("XDG_CACHE_HOME") + "/huggingface/hub"
+                                                       : home + "/.cache/huggingface/hub";
   o.cache_dir = env("MEMFIT_CACHE");
   if (o.cache_dir.empty() && !home.empty()) o.cache_dir = home + "/.cache/memfit";
   const std::string off = env("HF_HUB_OFFLINE");
@@ -152,8 +176,13 @@ HubClient::HubClient(HubOptions options) : options_(std::move(options)) {
   hub_host_ = origin_of(options_.endpoint);
 }
 
-HttpResponse HubClient::get(const std::string& start_url, const std::string& range,
-                            std::uint64_t max_body) {
+struct HubClient::Transfer {
+  std::uint64_t streamed = 0;
+  bool refused = false;
+  std::string error;  // a streamed transfer that stopped early: libcurl's reason
+};
+
+HttpResponse HubClient::get(const std::string& start_url, const Request& request, Transfer* transfer) {
   HttpResponse r;
   std::string url = start_url;
   std::string why;
@@ -164,7 +193,7 @@ HttpResponse HubClient::get(const std::string& start_url, const std::string& ran
     if (!curl) throw HubError{HubErrorKind::kNetwork, "could not initialise libcurl"};
     r.body.clear();
     r.headers.clear();
-    BodySink sink{lib, curl, &r.body, max_body};
+    BodySink sink{lib, curl, &r, request.max_body, request.stream};
     struct curl_slist* headers = nullptr;
     headers = lib->slist_append(headers, "User-Agent: memfit/0.1");
     // The token goes to the Hub's own origin only — never to a redirect target elsewhere.
@@ -177,11 +206,18 @@ HttpResponse HubClient::get(const std::string& start_url, const std::string& ran
     lib->easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
     lib->easy_setopt(curl, CURLOPT_HEADERFUNCTION, &write_header);
     lib->easy_setopt(curl, CURLOPT_HEADERDATA, &r.headers);
-    lib->easy_setopt(curl, CURLOPT_TIMEOUT, options_.timeout_s);
+    // A download takes as long as it takes; a stalled one (under 1 byte/s for the timeout) stops.
+    if (request.stream) {
+      lib->easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+      lib->easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, options_.timeout_s);
+    } else {
+      lib->easy_setopt(curl, CURLOPT_TIMEOUT, options_.timeout_s);
+    }
     lib->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
     lib->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     lib->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (!range.empty()) lib->easy_setopt(curl, CURLOPT_RANGE, range.c_str());
+    if (request.head) lib->easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    if (!request.range.empty()) lib->easy_setopt(curl, CURLOPT_RANGE, request.range.c_str());
     const CURLcode rc = lib->easy_perform(curl);
     lib->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
     lib->slist_free_all(headers);
@@ -189,22 +225,34 @@ HttpResponse HubClient::get(const std::string& start_url, const std::string& ran
     // A 200 to a range from byte 0 is the file from its start: its first max_body bytes are the
     // range asked, kept, and the rest is never read (the page does the same). Any other cut is
     // refused: what was asked lies further in, and memfit will not read up to it.
-    r.truncated = sink.cut && r.status == 200 && range.rfind("0-", 0) == 0;
+    r.truncated = sink.cut && r.status == 200 && request.range.rfind("0-", 0) == 0;
     if (sink.cut && !r.truncated)
       throw HubError{HubErrorKind::kHttp,
                      fmt::format("{} sent more than the {} bytes asked (HTTP {}{}); memfit reads "
                                  "checkpoints by range and never downloads them whole",
-                                 origin_of(url), max_body, r.status,
+                                 origin_of(url), request.max_body, r.status,
                                  r.status == 200 ? ": the server ignored the Range request" : "")};
+    r.url = url;
+    if (sink.started && transfer) {  // a streamed body began: what came is the caller's to keep
+      transfer->streamed = sink.streamed;
+      transfer->refused = sink.refused;
+      if (rc != CURLE_OK) transfer->error = lib->easy_strerror(rc);
+      return r;
+    }
     if (rc != CURLE_OK && !r.truncated)
       throw HubError{HubErrorKind::kNetwork,
                      fmt::format("cannot reach {}: {}", origin_of(url), lib->easy_strerror(rc))};
-    r.url = url;
     if (r.status < 300 || r.status >= 400 || !r.headers.count("location")) return r;
     const std::string& loc = r.headers["location"];
-    if (loc.rfind("http://", 0) == 0 || loc.rfind("https://", 0) == 0) url = loc;
-    else if (!loc.empty() && loc[0] == '/') url = origin_of(url) + loc;
-    else url = url.substr(0, url.rfind('/') + 1) + loc;
+    std::string next;
+    if (loc.rfind("http://", 0) == 0 || loc.rfind("https://", 0) == 0) next = loc;
+    else if (!loc.empty() && loc[0] == '/') next = origin_of(url) + loc;
+    else next = url.substr(0, url.rfind('/') + 1) + loc;
+    if (request.stay_on_hub && origin_of(next) != hub_host_) {
+      r.headers["location"] = next;  // absolute: where the bytes are
+      return r;
+    }
+    url = next;
   }
   throw HubError{HubErrorKind::kNetwork, fmt::format("too many redirects for {}", start_url)};
 }
@@ -257,7 +305,7 @@ std::string HubClient::cached_get(const std::string& url, const std::string& wha
   }
   HttpResponse r;
   try {
-    r = get(url);
+    r = get(url, Request());
   } catch (const HubError& e) {
     if (auto hit = read_cache()) return *hit;  // offline fallback: the last good copy
     throw;
@@ -312,7 +360,7 @@ HubClient::Range HubClient::fetch_range(const std::string& repo, const std::stri
                                         std::uint64_t first, std::uint64_t last) {
   const std::string url =
       fmt::format("{}/{}/resolve/{}/{}", options_.endpoint, repo, options_.revision, file);
-  HttpResponse r = get(url, fmt::format("{}-{}", first, last), last - first + 1);
+  HttpResponse r = get(url, {fmt::format("{}-{}", first, last), last - first + 1});
   Range out;
   if (r.status == 416) {  // asked past the end: the file is shorter than `first`
     out.total = parse_total(r.headers["content-range"]);
@@ -342,7 +390,7 @@ HubClient::Range HubClient::fetch_tail(const std::string& repo, const std::strin
                                        std::uint64_t n) {
   const std::string url =
       fmt::format("{}/{}/resolve/{}/{}", options_.endpoint, repo, options_.revision, file);
-  HttpResponse r = get(url, fmt::format("-{}", n), n);
+  HttpResponse r = get(url, {fmt::format("-{}", n), n});
   if (r.status != 206 && r.status != 200) raise_for(r, "reading " + file, repo);
   Range out;
   if (!is_partial(r)) {  // the server ignored Range, and the whole file fit in `n` bytes
@@ -359,6 +407,70 @@ HubClient::Range HubClient::fetch_tail(const std::string& repo, const std::strin
                    fmt::format("reading the last {} bytes of {}: the server answered {} bytes with "
                                "Content-Range '{}'", n, file, r.body.size(), content_range)};
   out.body = std::move(r.body);
+  return out;
+}
+
+}  // namespace memfit::hub
+
+namespace memfit::hub {
+namespace {
+
+// huggingface_hub's _normalize_etag: W/"x" or "x" → x. The Hub sends the second form; a weak
+// one from a proxy names the same blob once its prefix is gone.
+std::string normalize_etag(std::string etag) {
+  if (etag.rfind("W/", 0) == 0) etag.erase(0, 2);
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1, etag.size() - 2);
+  return etag;
+}
+
+}  // namespace
+
+HubClient::FileMetadata HubClient::file_metadata(const std::string& repo, const std::string& file,
+                                                 const std::string& revision) {
+  // A revision such as refs/pr/1 is one path segment of the URL (huggingface_hub quotes it so).
+  std::string segment;
+  for (char c : revision) segment += c == '/' ? std::string("%2F") : std::string(1, c);
+  const std::string url = fmt::format("{}/{}/resolve/{}/{}", options_.endpoint, repo, segment, file);
+  Request head;
+  head.head = true;
+  head.stay_on_hub = true;
+  HttpResponse r = get(url, head);
+  if (r.status >= 400) {
+    try {
+      raise_for(r, fmt::format("fetching {} of `{}` at revision `{}`", file, repo, revision), repo);
+    } catch (HubError& e) {
+      e.commit = r.headers["x-repo-commit"];
+      throw;
+    }
+  }
+  FileMetadata m;
+  m.commit = r.headers["x-repo-commit"];
+  const std::string linked = r.headers["x-linked-etag"];
+  m.etag = normalize_etag(linked.empty() ? r.headers["etag"] : linked);
+  const std::string linked_size = r.headers["x-linked-size"];
+  if (!linked_size.empty()) r.headers["content-length"] = linked_size;
+  m.size = content_length(r);
+  m.location = r.status >= 300 && r.status < 400 ? r.headers["location"] : r.url;
+  return m;
+}
+
+HubClient::StreamResult HubClient::stream_file(const std::string& url, std::uint64_t from, StreamSink& sink,
+                                               const std::string& what, const std::string& repo) {
+  Request get_request;
+  if (from > 0) get_request.range = fmt::format("{}-", from);
+  get_request.stream = &sink;
+  Transfer transfer;
+  HttpResponse r = get(url, get_request, &transfer);
+  if (r.status == 416) {  // a resume past the end: the partial file is longer than the file now
+    throw HubError{HubErrorKind::kHttp,
+                   fmt::format("{}: the server has no bytes from {} on (HTTP 416)", what, from)};
+  }
+  if (r.status < 200 || r.status >= 300) raise_for(r, what, repo);
+  StreamResult out;
+  out.received = transfer.streamed;
+  out.content_length = content_length(r);
+  out.refused = transfer.refused;
+  out.error = transfer.error;
   return out;
 }
 

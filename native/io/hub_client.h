@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "failure.h"
 
@@ -17,8 +19,11 @@ namespace memfit::hub {
 enum class HubErrorKind { kGated, kRepoNotFound, kEntryNotFound, kRevisionNotFound, kNetwork, kHttp };
 
 struct HubError {
+  HubError(HubErrorKind k, std::string text, std::string at_commit = {})
+      : kind(k), message(std::move(text)), commit(std::move(at_commit)) {}
   HubErrorKind kind;
   std::string message;
+  std::string commit;  // the X-Repo-Commit of the answer, when it had one (a 404 inside a known repo)
   FailureKind failure_kind() const;  // revision not found: entry not found; other HTTP: network
   Failure failure() const { return {failure_kind(), message}; }
 };
@@ -50,6 +55,10 @@ struct HubOptions {
   std::string token;      // default: --token, $HF_TOKEN, ~/.cache/huggingface/token
   std::string revision = "main";
   std::string cache_dir;  // default: $MEMFIT_CACHE or ~/.cache/memfit; "" disables
+  // The Hugging Face cache (hub_cache.h), huggingface_hub's order: $HF_HUB_CACHE, else
+  // $HUGGINGFACE_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
+  // ~/.cache/huggingface/hub.
+  std::string hf_cache;
   bool offline = false;   // $HF_HUB_OFFLINE=1: only the cache
   long timeout_s = 30;
   static HubOptions from_environment();
@@ -88,12 +97,51 @@ class HubClient {
   // request; throws HubError. A file shorter than `n` comes back whole.
   Range fetch_tail(const std::string& repo, const std::string& file, std::uint64_t n);
 
+  // What the Hub says of a file before it is downloaded (huggingface_hub's get_hf_file_metadata).
+  struct FileMetadata {
+    std::string commit;                 // X-Repo-Commit: the commit `revision` resolved to
+    std::string etag;                   // X-Linked-Etag, else ETag, without W/ and quotes
+    std::optional<std::uint64_t> size;  // X-Linked-Size, else Content-Length
+    std::string location;               // where to GET it: the CDN the Hub redirects to, or the Hub
+  };
+  // HEAD {endpoint}/{repo}/resolve/{revision}/{file}, following redirects on the Hub's own origin
+  // only (a renamed repo): a redirect elsewhere (an LFS file's CDN) is where the bytes are, and its
+  // headers are the Hub's. Throws HubError (a 404 carries the X-Repo-Commit when the repo exists).
+  FileMetadata file_metadata(const std::string& repo, const std::string& file,
+                             const std::string& revision);
+
+  // Where a streamed body goes, chunk by chunk (a download is never held whole in memory).
+  // `start(first)` comes once, before the first chunk: the body's first byte in the file (the
+  // offset asked on a 206; 0 when the server sent the whole file). A false from either stops the
+  // transfer; the sink keeps its own reason.
+  struct StreamSink {
+    std::function<bool(std::uint64_t first)> start;
+    std::function<bool(const char* data, std::size_t n)> write;
+  };
+  struct StreamResult {
+    std::uint64_t received = 0;                   // body bytes handed to the sink
+    std::optional<std::uint64_t> content_length;  // the answer's Content-Length
+    bool refused = false;                         // the sink returned false
+    std::string error;                            // why the transfer stopped early ("" if it did not)
+  };
+  // GET `url` (a FileMetadata::location) into `sink`, from byte `from` (Range: bytes=from-) when
+  // > 0; the token goes to the Hub's origin only. An HTTP error throws HubError (`what` and `repo`
+  // name it); a transfer cut short returns with `error` set, so the caller keeps what it has.
+  StreamResult stream_file(const std::string& url, std::uint64_t from, StreamSink& sink,
+                           const std::string& what, const std::string& repo);
+
   const HubOptions& options() const { return options_; }
 
  private:
-  // `max_body` > 0: a response body longer than that is cut off (HubError, kHttp).
-  HttpResponse get(const std::string& url, const std::string& range = {},
-                   std::uint64_t max_body = 0);
+  struct Request {
+    std::string range;
+    std::uint64_t max_body = 0;  // > 0: a success body longer than that is cut off (kHttp)
+    bool head = false;
+    bool stay_on_hub = false;    // stop at a redirect to another origin and return it
+    StreamSink* stream = nullptr;  // success bodies go here instead of HttpResponse::body
+  };
+  struct Transfer;
+  HttpResponse get(const std::string& url, const Request& request, Transfer* transfer = nullptr);
   std::string cached_get(const std::string& url, const std::string& what,
                          const std::string& repo);
   [[noreturn]] void raise_for(const HttpResponse& r, const std::string& what,

@@ -11,6 +11,7 @@
 #include "failure.h"
 #include "file_reader.h"
 #include "generation.h"
+#include "hub_model.h"
 #include "load_tokenizer.h"
 #include "memfit/chat/chat_template.h"
 #include "memfit/generate/sampling.h"
@@ -26,8 +27,8 @@ using tokenizer::Tokenizer;
 namespace {
 
 // The folder a model's side files (config, generation_config.json, the tokenizer) are in.
-fs::path model_folder(const GenerateArgs& a) {
-  const fs::path p = a.placement.config.empty() ? fs::path(a.dir) : fs::path(a.placement.config);
+fs::path model_folder(const std::string& dir, const GenerateArgs& a) {
+  const fs::path p = a.placement.config.empty() ? fs::path(dir) : fs::path(a.placement.config);
   return fs::is_directory(p) ? p : p.parent_path();
 }
 
@@ -38,12 +39,11 @@ std::optional<OJson> read_json(const fs::path& path) {
   return j;
 }
 
-std::vector<std::int64_t> eos_ids(const fs::path& folder) {
-  const auto config = read_json(folder / "config.json");
+// generation_config.json's EOS ids, else those of the config the load already parsed.
+std::vector<std::int64_t> eos_ids(const Config& config, const fs::path& folder) {
   const auto generation = read_json(folder / "generation_config.json");
-  const nlohmann::json cfg = config ? nlohmann::json(*config) : nlohmann::json::object();
   const nlohmann::json gen = generation ? nlohmann::json(*generation) : nlohmann::json();
-  return value_or_raise(generate::eos_token_ids(generation ? &gen : nullptr, cfg));
+  return value_or_raise(generate::eos_token_ids(generation ? &gen : nullptr, nlohmann::json(config.json())));
 }
 
 // The tokenizer: --tokenizer, else the model's folder. Without one, --tokens still runs (ids out).
@@ -170,19 +170,23 @@ OJson stats_json(const GenerateResult& r) {
 }  // namespace
 
 void run_generate(const GenerateArgs& args) {
-  const fs::path folder = model_folder(args);
+  checkpoint::SnapshotNeeds needs;  // a Hub model: the tokenizer too, unless --tokenizer names one
+  needs.generation_config = true;
+  needs.tokenizer = args.tokenizer.empty();
+  const std::string dir = local_model(args.dir, args.placement, needs);
+  const fs::path folder = model_folder(dir, args);
   const std::optional<Tokenizer> tok = find_tokenizer(args, folder);
   const std::vector<std::int64_t> prompt = prompt_ids(args, tok, folder);
   if (prompt.empty()) throw Failure{FailureKind::kUsage, "the prompt is empty: it tokenizes to no ids"};
   generate::Sampler sampler(sampling_options(args));
   if (!args.stop.empty() && !tok)
     throw Failure{FailureKind::kUsage, "--stop needs a tokenizer (to decode the text it looks for)"};
-  ExecSetup setup(args.dir, args.placement, args.exec);
+  ExecSetup setup(dir, args.placement, args.exec);
 
   GenerateRequest req;
   req.prompt = prompt;
   req.max_new_tokens = args.max_new_tokens;
-  req.eos = eos_ids(folder);
+  req.eos = eos_ids(setup.model->plan.model.config, folder);
   req.choose = [&sampler](const at::Tensor& logits, const std::vector<std::int64_t>& ids) {
     const float* p = logits.data_ptr<float>();
     return value_or_raise(sampler.next(std::vector<float>(p, p + logits.numel()), ids));

@@ -1,6 +1,7 @@
 #include "torch_args.h"
 
 #include <cstdlib>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,8 @@ void add_placement(std::vector<Option>& out, PlacementArgs& p) {
   out.push_back(text("--offload-folder", &p.offload_folder, "offload folder for .bin weights placed on disk"));
   out.push_back(text("--dtype", &p.dtype, "dtype of the weights in memory (default: the checkpoint's floating dtype)"));
   out.push_back(text("--config", &p.config, "config.json (or its folder) when it is not next to the weights"));
+  out.push_back(text("--revision", &p.revision, "branch, tag or commit of a Hub ORG/NAME (default main)"));
+  out.push_back(text("--token", &p.token, "Hub token for a gated or private ORG/NAME (default: $HF_TOKEN, the token file)"));
   out.push_back(flag("--allow-missing", &p.allow_missing, "load even if the checkpoint lacks some tensors"));
   out.push_back(flag("--ignore-unexpected", &p.ignore_unexpected, "skip tensors the model does not have"));
 }
@@ -99,8 +102,10 @@ std::vector<Option> generate_options(GenerateArgs& a) {
 }
 
 std::string help_text(const std::string& command, const char* what, const std::vector<Option>& options) {
-  std::string out = fmt::format("{}\nUsage: memfit {} DIR [OPTIONS]\n\n  DIR  model folder, .safetensors/.bin file, "
-                                "or index\n\nOptions:\n", what, command);
+  std::string out = fmt::format("{}\nUsage: memfit {} DIR|ORG/NAME [OPTIONS]\n\n  DIR       model folder, .safetensors/.bin "
+                                "file, or index\n  ORG/NAME  a Hub model, downloaded into the Hugging Face cache ($HF_HUB_CACHE, "
+                                "$HF_HOME/hub or ~/.cache/huggingface/hub); HF_TOKEN, HF_ENDPOINT and HF_HUB_OFFLINE "
+                                "apply\n\nOptions:\n", what, command);
   for (const Option& o : options)
     out += fmt::format("  {:<22} {}\n", std::string(o.name) + (o.flag ? "" : " VALUE"), o.help);
   return out;
@@ -123,8 +128,10 @@ void set(const Option& o, std::string_view value) {
   *o.number = static_cast<int>(n);
 }
 
-// Fills `options` and `dir` from argv[2..]; false when --help was asked.
-bool parse_options(int argc, const char* const* argv, const std::vector<Option>& options, std::string& dir) {
+// Fills `options` and `dir` from argv[2..], and `given` with the name of each option that was on
+// the command line (even with an empty value); false when --help was asked.
+bool parse_options(int argc, const char* const* argv, const std::vector<Option>& options, std::string& dir,
+                   std::set<std::string>& given) {
   for (int i = 2; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") return false;
@@ -139,6 +146,7 @@ bool parse_options(int argc, const char* const* argv, const std::vector<Option>&
     for (const Option& x : options)
       if (name == x.name) o = &x;
     if (!o) usage(fmt::format("unknown option '{}' (--help lists them)", name));
+    given.insert(o->name);
     if (o->flag) {
       if (eq != std::string_view::npos) usage(fmt::format("{} takes no value", name));
       *o->flag = true;
@@ -149,7 +157,7 @@ bool parse_options(int argc, const char* const* argv, const std::vector<Option>&
       set(*o, argv[++i]);
     }
   }
-  if (dir.empty()) usage("DIR is required (a model folder, .safetensors/.bin file, or index)");
+  if (dir.empty()) usage("DIR is required (a model folder, .safetensors/.bin file, or index; or a Hub id ORG/NAME)");
   return true;
 }
 
@@ -158,9 +166,10 @@ bool parse_options(int argc, const char* const* argv, const std::vector<Option>&
 TorchCommand parse_torch_command(int argc, const char* const* argv) {
   TorchCommand c;
   const std::string command = argc > 1 ? argv[1] : "";
+  std::set<std::string> given;
   // Parses one command's options; on --help, fills c.help and leaves c.kind at kHelp.
   auto parse = [&](TorchCommand::Kind kind, const std::vector<Option>& options, std::string& dir, const char* what) {
-    if (parse_options(argc, argv, options, dir)) c.kind = kind;
+    if (parse_options(argc, argv, options, dir, given)) c.kind = kind;
     else c.help = help_text(command, what, options);
   };
   if (command == "load") {
@@ -180,20 +189,13 @@ TorchCommand parse_torch_command(int argc, const char* const* argv) {
     parse(TorchCommand::Kind::kGenerate, generate_options(c.generate), c.generate.dir,
           "Generate text: tokenize the prompt, decode token by token with a KV cache, stream the text");
     // Given, even empty: an empty --prompt is an empty prompt (run_generate names it), not none.
-    auto given = [&](std::string_view name) {
-      for (int i = 2; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == name || (a.size() > name.size() && a.substr(0, name.size() + 1) == std::string(name) + "=")) return 1;
-      }
-      return 0;
-    };
-    if (c.kind == TorchCommand::Kind::kGenerate && given("--prompt") + given("--tokens") + given("--chat") != 1)
+    if (c.kind == TorchCommand::Kind::kGenerate && given.count("--prompt") + given.count("--tokens") + given.count("--chat") != 1)
       usage("generate needs exactly one of --prompt TEXT, --tokens IDS or --chat TEXT");
     return c;
   }
   if (command == "--help" || command == "-h") {
     c.help = "memfit-torch: load and run models on LibTorch (as `memfit load|forward|generate`)\n"
-             "Usage: memfit load|forward|generate DIR [OPTIONS]  (--help after one lists its options)\n";
+             "Usage: memfit load|forward|generate DIR|ORG/NAME [OPTIONS]  (--help after one lists its options)\n";
     return c;
   }
   usage(command.empty() ? "a command is required: load, forward or generate"

@@ -1,9 +1,10 @@
-// native/torch/torch_args.h — memfit-torch's command line: `load DIR [options]` and
+// native/torch/torch_args.h — memfit-torch's command line: `load DIR|ORG/NAME [options]` and
 // `forward DIR --tokens IDS [options]`, `generate DIR --prompt TEXT [options]`, as `memfit` hands
 // them over.
 //
 // A parser of its own, so memfit-torch links no CLI library: `--name value` or `--name=value`,
-// flags without a value, one positional DIR, `--help`. Numbers are checked against their ranges.
+// flags without a value, one positional DIR (or Hub id), `--help`. Numbers are checked against
+// their ranges.
 #pragma once
 
 #include <string>

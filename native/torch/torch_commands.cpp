@@ -8,6 +8,7 @@
 
 #include "command_setup.h"
 #include "half_linear.h"
+#include "hub_model.h"
 #include "failure.h"
 #include "memfit/plan/plan.h"
 #include "memfit/report/convert_bytes.h"
@@ -149,7 +150,7 @@ std::vector<std::vector<long long>> parse_token_rows(const std::string& text) {
 }
 
 void run_load(const LoadArgs& args) {
-  const auto model = load_with_progress(args.dir, args.placement);
+  const auto model = load_with_progress(local_model(args.dir, args.placement, {}), args.placement);
   if (args.json) fmt::print("{}\n", load_json(*model).dump(2));
   else print_load_text(*model);
 }
@@ -179,7 +180,7 @@ ExecSetup::~ExecSetup() = default;
 
 void run_forward(const ForwardArgs& args) {
   const auto rows = parse_token_rows(args.tokens);
-  ExecSetup setup(args.dir, args.placement, args.exec);
+  ExecSetup setup(local_model(args.dir, args.placement, {}), args.placement, args.exec);
   const auto& model = setup.model;
   const ExecOptions& opt = setup.options;
   const int threads = setup.threads;

@@ -13,6 +13,8 @@ struct PlacementArgs {
   std::string offload_folder;  // .bin sources placed on disk
   std::string dtype;           // weights in memory (default: the checkpoint's)
   std::string config;          // config.json (or folder) when not next to the weights
+  std::string revision;        // a Hub model's branch, tag or commit ("" = main)
+  std::string token;           // a Hub model's token ("" = HF_TOKEN, the token file)
   bool allow_missing = false;
   bool ignore_unexpected = false;
 };

@@ -46,6 +46,7 @@ ProcessResult run_program(const std::vector<std::string>& argv_strings_in,
   merged.erase("HF_TOKEN");
   merged.erase("HF_ENDPOINT");
   merged.erase("HF_HUB_OFFLINE");
+  for (const char* cache : {"HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME"}) merged.erase(cache);
   merged["HOME"] = dir + "/home";
   for (const auto& [k, v] : env) merged[k] = v;
   std::vector<std::string> env_strings;

@@ -14,7 +14,8 @@ struct ProcessResult {
 };
 
 // Runs MEMFIT_CLI_PATH with args; `env` entries are added to (or override) the environment.
-// HOME is pointed at a fresh temporary folder unless `env` sets it, so no user cache/token leaks in.
+// HOME is pointed at a fresh temporary folder unless `env` sets it, and the Hub's variables
+// (token, endpoint, offline, cache folders) are dropped, so no user cache/token leaks in.
 ProcessResult run_memfit(const std::vector<std::string>& args,
                          const std::map<std::string, std::string>& env = {});
 
