@@ -110,6 +110,7 @@ TEST_CASE("pipeline: 2 and 3 ranks generate the golden greedy ids, for several s
     int ranks;
     const char* stages;      // "" = the planner's split
     const char* device_map;  // "" = all on the CPU
+    const char* max_memory = "";
   };
   const struct {
     const char* model;
@@ -119,7 +120,9 @@ TEST_CASE("pipeline: 2 and 3 ranks generate the golden greedy ids, for several s
        {{2, "0-1,2-3", ""},
         {2, "0,1-3", R"({"transformer.h.2": "disk", "": "cpu"})"},  // a disk block inside rank 1's stage
         {3, "0,1-2,3", R"({"transformer.h.0": "disk", "transformer.wte": "disk", "": "cpu"})"},
-        {3, "", ""}}},
+        {3, "", ""},
+        {3, "", "auto", "cpu:1GiB"},  // each rank's own map by the planner, as plan --nodes makes it
+        {2, "", "sequential", "cpu:60KB,disk:1GB"}}},  // … with blocks on disk
       {"tiny-llama",
        {{2, "0-2,3", ""},
         {2, "0,1-3", R"({"model.layers.1": "disk", "": "cpu"})"},
@@ -142,6 +145,7 @@ TEST_CASE("pipeline: 2 and 3 ranks generate the golden greedy ids, for several s
       args.insert(args.end(), {"--local-ranks", std::to_string(s.ranks)});
       if (*s.stages) args.insert(args.end(), {"--stages", s.stages});
       if (*s.device_map) args.insert(args.end(), {"--device-map", s.device_map});
+      if (*s.max_memory) args.insert(args.end(), {"--max-memory", s.max_memory});
       const auto j = generated(args);
       CHECK(j["prompt_ids"] == single["prompt_ids"]);
       CHECK(j["new_token_ids"] == gen["new_token_ids"]);
