@@ -271,7 +271,7 @@ TEST_CASE("pipeline: bad pipeline options are named") {
   const struct {
     std::vector<std::string> args;
     int exit_code;
-    const char* says;
+    std::string says;
   } bad[] = {
       {{"generate", gpt2, "--tokens", "1,2", "--nodes", "2", "--rank", "0"}, 2, "--master: '' is not HOST:PORT"},
       {{"generate", gpt2, "--tokens", "1,2", "--nodes", "1", "--rank", "0", "--master", master}, 2, "2 ranks or more"},
@@ -281,6 +281,9 @@ TEST_CASE("pipeline: bad pipeline options are named") {
       {{"generate", gpt2, "--tokens", "1,2", "--nodes", "2", "--rank", "0", "--master", master, "--stages", "0-3"}, 2,
        "gives 1 ranges for 2 ranks"},
       {{"generate", gpt2, "--tokens", "1,2", "--local-ranks", "5"}, 2, "the model has 4 blocks, fewer than ranks"},
+      // Nothing listens at the master's port: a later rank says so after --timeout.
+      {{"generate", gpt2, "--tokens", "1,2", "--nodes", "2", "--rank", "1", "--master", master, "--timeout", "1"}, 9,
+       ("rank 1: cannot reach the master " + master + " (rank 0) within 1 s")},
   };
   for (const auto& b : bad) {
     CAPTURE(b.args);
