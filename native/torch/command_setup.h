@@ -16,11 +16,14 @@ namespace memfit::torchrt {
 
 using OJson = nlohmann::ordered_json;
 
-std::unique_ptr<LoadedModel> load_with_progress(const std::string& dir, const PlacementArgs& placement);
+// `stage`: load one pipeline stage (load_plan.h's StagePicker); the executor runs its range.
+std::unique_ptr<LoadedModel> load_with_progress(const std::string& dir, const PlacementArgs& placement,
+                                                const StagePicker& stage = {});
 OJson load_json(const LoadedModel& m);  // `memfit load --json`'s report
 
 struct ExecSetup {
-  ExecSetup(const std::string& dir, const PlacementArgs& placement, const ExecArgs& args);
+  ExecSetup(const std::string& dir, const PlacementArgs& placement, const ExecArgs& args,
+            const StagePicker& stage = {});
   ~ExecSetup();
   std::unique_ptr<LoadedModel> model;
   std::unique_ptr<ModelProgram> program;

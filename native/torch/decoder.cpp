@@ -56,6 +56,12 @@ class DecoderProgram final : public ModelProgram {
 
   std::int64_t layers() const override { return static_cast<std::int64_t>(s_.layers.size()); }
 
+  void prepare(ForwardState& s) const override {
+    tables_.clear();
+    for (const RopeSpec& r : s_.ropes)
+      tables_.push_back(rope_tables(r, s.past, s.input_ids.size(1), s.input_ids.device()));
+  }
+
   void run(std::size_t stage, const StageWeights& w, ForwardState& s) const override {
     if (stage == 0) return embed(w, s);
     if (stage == stages_.size() - 1) {
@@ -73,9 +79,6 @@ class DecoderProgram final : public ModelProgram {
     // rounded to the hidden dtype first.
     if (s_.embed_scale)
       s.hidden = s.hidden * at::scalar_tensor(std::sqrt(static_cast<double>(s_.hidden)), s.hidden.options());
-    tables_.clear();
-    for (const RopeSpec& r : s_.ropes)
-      tables_.push_back(rope_tables(r, s.past, s.input_ids.size(1), s.input_ids.device()));
   }
 
   // q, k, v [B, heads|kv, T, head_dim] before RoPE.

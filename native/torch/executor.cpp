@@ -273,13 +273,18 @@ at::Tensor Executor::forward(const at::Tensor& input_ids, ForwardState* state) {
   }
   if (s.use_cache && s.cache_dtype == at::ScalarType::Undefined)
     s.cache_dtype = options_.cache_dtype.value_or(model_.dtype);
-  const std::size_t n = program_.stages().size();
+  program_.prepare(s);
+  const std::size_t first = options_.first_stage;
+  const std::size_t end = options_.end_stage ? options_.end_stage : program_.stages().size();
+  const std::size_t n = end - first;
+  // The next stage of the range after `k`, wrapping to its first.
+  auto after = [&](std::size_t k) { return first + (k + 1 - first) % n; };
   const std::size_t depth = options_.prefetch ? static_cast<std::size_t>(options_.prefetch_depth) : 0;
   // Fetches in flight are stages k .. k + depth; across forwards they wrap to the next forward's
   // first stages, never covering one stage twice. A forward that fails drops them (waiting for
-  // their reads to end), so the next one starts from stage 0 again.
+  // their reads to end), so the next one starts from the range's first stage again.
   const std::size_t window = std::min(depth + 1, n);
-  if (!ahead_.empty() && ahead_.front().first != 0) ahead_.clear();
+  if (!ahead_.empty() && ahead_.front().first != first) ahead_.clear();
   struct DropOnError {
     Executor& e;
     bool done = false;
@@ -287,15 +292,15 @@ at::Tensor Executor::forward(const at::Tensor& input_ids, ForwardState* state) {
       if (!done) e.ahead_.clear();
     }
   } guard{*this};
-  for (std::size_t k = 0; k < n; ++k) {
+  for (std::size_t k = first; k < end; ++k) {
     std::shared_ptr<Fetched> f;
     const auto w0 = Clock::now();
     if (depth == 0) {
       f = fetch(k);
     } else {
-      std::size_t next = ahead_.empty() ? k : (ahead_.back().first + 1) % n;
+      std::size_t next = ahead_.empty() ? k : after(ahead_.back().first);
       while (ahead_.size() < window) {
-        if (next == 0 && !ahead_.empty() && !options_.prefetch_next_forward) break;  // would wrap
+        if (next == first && !ahead_.empty() && !options_.prefetch_next_forward) break;  // would wrap
         // One read at a time, in stage order: each fetch starts when the one launched before it
         // has finished. Two readers at once turn a sequential stream into seeks between two
         // places (and a second reader thread preempts the compute) — in stage
@@ -306,7 +311,7 @@ at::Tensor Executor::forward(const at::Tensor& input_ids, ForwardState* state) {
                                     if (before.valid()) before.wait();  // its error is the caller's
                                     return fetch(next);
                                   }).share());
-        next = (next + 1) % n;
+        next = after(next);
       }
       f = ahead_.front().second.get();  // a copy: the future may still be shared
       ahead_.pop_front();
@@ -332,7 +337,7 @@ at::Tensor Executor::forward(const at::Tensor& input_ids, ForwardState* state) {
   }
   stats_.most_reads_at_once = most_reading_;
   if (s.use_cache) s.past += s.input_ids.size(1);
-  at::Tensor logits = s.logits.to(at::kCPU);
+  at::Tensor logits = s.logits.defined() ? s.logits.to(at::kCPU) : at::Tensor();
   s.logits = at::Tensor();
   stats_.seconds = since(t0);
   return logits;

@@ -41,6 +41,11 @@ struct ExecOptions {
   // The KV cache's dtype (ForwardState::cache_dtype). Unset: the model's load dtype, as
   // transformers keeps its cache and memfit's planner counts it.
   std::optional<at::ScalarType> cache_dtype = std::nullopt;
+  // A pipeline stage (generate --nodes, pipeline_stage.h): run only the program's stages
+  // [first_stage, end_stage). Without the first, a forward starts from ForwardState::hidden as
+  // the caller set it; without the last, it leaves its output there and returns no logits.
+  // end_stage 0: to the end.
+  std::size_t first_stage = 0, end_stage = 0;
 };
 
 struct ExecStats {
@@ -62,7 +67,8 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // logits [B, T, V] float32 on the CPU for input ids [B, T] (int64). With a state whose
-  // use_cache is true, keys/values are kept there and `past` advances (generation).
+  // use_cache is true, keys/values are kept there and `past` advances (generation). An undefined
+  // tensor when the executor's stage range ends before the head (ExecOptions::end_stage).
   at::Tensor forward(const at::Tensor& input_ids, ForwardState* state = nullptr);
   // Greedy decoding with a KV cache: the `new_tokens` ids after `prompt` (one row).
   std::vector<std::int64_t> generate(const std::vector<std::int64_t>& prompt, int new_tokens);

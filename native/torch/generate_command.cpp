@@ -13,6 +13,7 @@
 #include "generation.h"
 #include "hub_model.h"
 #include "load_tokenizer.h"
+#include "pipeline_rank.h"
 #include "memfit/chat/chat_template.h"
 #include "memfit/generate/sampling.h"
 #include "memfit/generate/stopping.h"
@@ -167,13 +168,29 @@ OJson stats_json(const GenerateResult& r) {
   return j;
 }
 
+// The token choice of transformers' generate (core's Sampler) for the decoding loop.
+std::function<std::int64_t(const at::Tensor&, const std::vector<std::int64_t>&)> sampled_by(generate::Sampler& sampler) {
+  return [&sampler](const at::Tensor& logits, const std::vector<std::int64_t>& ids) {
+    const float* p = logits.data_ptr<float>();
+    return value_or_raise(sampler.next(std::vector<float>(p, p + logits.numel()), ids));
+  };
+}
+
 }  // namespace
 
 void run_generate(const GenerateArgs& args) {
   checkpoint::SnapshotNeeds needs;  // a Hub model: the tokenizer too, unless --tokenizer names one
   needs.generation_config = true;
   needs.tokenizer = args.tokenizer.empty();
-  const std::string dir = local_model(args.dir, args.placement, needs);
+  GenerateArgs local = args;  // the same run on the local (downloaded) folder
+  local.dir = local_model(args.dir, args.placement, needs);
+  const std::string& dir = local.dir;
+  if (args.pipeline.nodes > 0 && args.pipeline.rank != 0) {  // a later stage: no tokenizer, no output
+    generate::Sampler sampler(sampling_options(args));
+    GenerateRequest sampling;
+    sampling.choose = sampled_by(sampler);
+    return serve_pipeline_rank(local, sampling);
+  }
   const fs::path folder = model_folder(dir, args);
   const std::optional<Tokenizer> tok = find_tokenizer(args, folder);
   const std::vector<std::int64_t> prompt = prompt_ids(args, tok, folder);
@@ -181,19 +198,18 @@ void run_generate(const GenerateArgs& args) {
   generate::Sampler sampler(sampling_options(args));
   if (!args.stop.empty() && !tok)
     throw Failure{FailureKind::kUsage, "--stop needs a tokenizer (to decode the text it looks for)"};
-  ExecSetup setup(dir, args.placement, args.exec);
+  std::unique_ptr<PipelineRank> pipe = args.pipeline.nodes > 0 ? std::make_unique<PipelineRank>(local) : nullptr;
+  ExecSetup setup(dir, args.placement, args.exec, pipe ? pipe->picker() : StagePicker{});
+  if (pipe) pipe->loaded(setup);
 
   GenerateRequest req;
   req.prompt = prompt;
   req.max_new_tokens = args.max_new_tokens;
   req.eos = eos_ids(setup.model->plan.model.config, folder);
-  req.choose = [&sampler](const at::Tensor& logits, const std::vector<std::int64_t>& ids) {
-    const float* p = logits.data_ptr<float>();
-    return value_or_raise(sampler.next(std::vector<float>(p, p + logits.numel()), ids));
-  };
+  req.choose = sampled_by(sampler);
   TextStream stream(tok ? &*tok : nullptr, args.stop, !args.json);
   req.on_token = [&stream](std::int64_t id) { return stream.add(id); };
-  const GenerateResult r = generate(*setup.exec, req);
+  const GenerateResult r = pipe ? pipe->generate(setup, req) : generate(*setup.exec, req);
   stream.finish();
   if (args.json) {
     OJson j;
@@ -208,6 +224,7 @@ void run_generate(const GenerateArgs& args) {
     j["stats"]["weights_dtype"] = std::string(torch_name(setup.model->plan.dtype));
     j["threads"] = setup.threads;
     j["prefetch"] = setup.options.prefetch;
+    if (pipe) j["pipeline"] = {{"ranks", args.pipeline.nodes}, {"stages", pipe->split().text()}};
     fmt::print("{}\n", j.dump());
     return;
   }

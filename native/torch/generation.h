@@ -50,4 +50,14 @@ struct GenerateResult {
 
 GenerateResult generate(Executor& exec, const GenerateRequest& request);
 
+// The loop of generate() over any step — feed `input` ([1, T] ids), return the next id given
+// every id so far — with `stats` the streaming counters it times phases by (a pipeline's rank 0
+// steps through every rank: pipeline_rank.h).
+using DecodeStep = std::function<std::int64_t(const at::Tensor& input, const std::vector<std::int64_t>& ids)>;
+GenerateResult generate_steps(const GenerateRequest& request, const DecodeStep& step,
+                              const std::function<ExecStats()>& stats);
+
+// The next id by `choose` (argmax when unset) from a forward's logits [1, T, V]: its last position.
+std::int64_t choose_next(const GenerateRequest& request, const at::Tensor& logits, const std::vector<std::int64_t>& ids);
+
 }  // namespace memfit::torchrt

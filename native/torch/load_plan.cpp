@@ -194,8 +194,15 @@ LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inv) {
   lp.comparison = compare_trees(lp.tree, lp.source.tree_tensors(), std::nullopt);
   check_comparison(lp.comparison, req, req.checkpoint);
 
-  lp.device_map = resolve_map(req, lp, inv, &lp.device_map_origin);
-  value_or_raise(plan::check_device_map(lp.tree, with_computed_buffers(lp.tree, lp.device_map)));
+  if (req.stage) lp.stage = req.stage(lp);
+  if (lp.stage && lp.stage->device_map) {
+    lp.device_map = *lp.stage->device_map;
+    lp.device_map_origin = lp.stage->device_map_origin;
+  } else {
+    lp.device_map = resolve_map(req, lp, inv, &lp.device_map_origin);
+  }
+  // A stage's map covers its own tensors (checked one by one below), not the whole model.
+  if (!lp.stage) value_or_raise(plan::check_device_map(lp.tree, with_computed_buffers(lp.tree, lp.device_map)));
   check_devices_exist(lp.device_map, inv);
 
   // Checkpoint names → model names; tied copies (a .bin's lm_head.weight) and unexpected
@@ -211,6 +218,8 @@ LoadPlan make_load_plan(const LoadRequest& req, const DeviceInventory& inv) {
       lp.skipped.push_back(stored);
       continue;
     }
+    if (lp.stage && std::find(lp.stage->tensors.begin(), lp.stage->tensors.end(), name) == lp.stage->tensors.end())
+      continue;  // another stage's
     const plan::Device* d = plan::device_of(lp.device_map, name);
     if (!d) throw Failure{FailureKind::kUsage, fmt::format("device map: no key covers '{}'", name)};
     lp.weights.push_back({i, name, *d});

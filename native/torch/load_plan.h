@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,21 @@ struct DeviceInventory {
   std::uint64_t cpu_available_bytes = 0;      // MemAvailable
 };
 
+struct LoadPlan;
+
+// A pipeline stage's share of the model (generate --nodes, pipeline_stage.h): the tensors this
+// process holds and, for a planner strategy, its device map (the stage's modules only). The
+// executor runs program stages [first_stage, end_stage).
+struct StageSelection {
+  std::vector<std::string> tensors;
+  std::optional<plan::DeviceMap> device_map;  // none: the request's map (JSON or the default)
+  std::string device_map_origin;
+  std::size_t first_stage = 0, end_stage = 0;
+};
+// Chooses the stage once the model and the checkpoint are known and checked, before any weight is
+// mapped (so a rank whose checkpoint or plan differs is refused before it loads).
+using StagePicker = std::function<StageSelection(const LoadPlan&)>;
+
 struct LoadRequest {
   std::string checkpoint;      // DIR, a .safetensors / .bin file, or an index
   std::string config;          // config.json or its folder; "" = the checkpoint's folder
@@ -35,6 +51,7 @@ struct LoadRequest {
   std::optional<DType> dtype;  // weights in memory; default: the checkpoint's (stored_dtype)
   bool allow_missing = false;
   bool ignore_unexpected = false;
+  StagePicker stage;           // set: load one pipeline stage's tensors only
 };
 
 // One checkpoint tensor the model uses, and where it goes.
@@ -55,6 +72,7 @@ struct LoadPlan {
   std::vector<PlacedWeight> weights;  // state-dict tensors, checkpoint file order
   std::vector<std::string> skipped;   // checkpoint tensors not loaded (tied copies, unexpected)
   DType dtype = DType::kF32;
+  std::optional<StageSelection> stage;  // a pipeline stage: only its tensors are in `weights`
   bool any_gpu() const;
 };
 

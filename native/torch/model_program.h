@@ -106,6 +106,10 @@ class ModelProgram {
   virtual ~ModelProgram() = default;
   const std::vector<StageSpec>& stages() const { return stages_; }
   virtual void run(std::size_t stage, const StageWeights& w, ForwardState& s) const = 0;
+  // Called once per forward before its first stage runs (input_ids and past set): what every
+  // block needs of the positions (RoPE tables) is computed here, not in the embedding stage, so
+  // that a pipeline stage without the embedding (generate --nodes) has it too.
+  virtual void prepare(ForwardState& /*s*/) const {}
   virtual std::int64_t layers() const = 0;
   // Positions a forward may reach at most: a learned position table's rows (GPT-2's wpe). 0 when
   // positions are computed (RoPE), which run past max_position_embeddings as transformers lets them.

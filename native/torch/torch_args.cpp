@@ -78,6 +78,17 @@ std::vector<Option> forward_options(ForwardArgs& a) {
   return out;
 }
 
+void add_pipeline(std::vector<Option>& out, PipelineArgs& p) {
+  out.push_back(number("--nodes", &p.nodes, 0, 4096, "pipeline over this many ranks, each one stage (with --rank, --master)"));
+  out.push_back(number("--rank", &p.rank, 0, 4095, "this process's rank: 0 tokenizes and prints, the last samples"));
+  out.push_back(text("--master", &p.master, "HOST:PORT of rank 0's rendezvous (it listens there)"));
+  out.push_back(text("--stages", &p.stages, "each rank's blocks, e.g. 0-11,12-23 (default: balanced by bytes)"));
+  out.push_back(number("--local-ranks", &p.local_ranks, 2, 4096, "start this many ranks here, on 127.0.0.1"));
+  out.push_back(number("--timeout", &p.timeout, 1, 86400, "seconds a rank waits for another (default 60)"));
+  out.push_back(text("--backend", &p.backend, "process group: gloo (default; over TCP) or nccl (a CUDA LibTorch's)"));
+  out.push_back(number("--load-timeout", &p.load_timeout, 1, 86400, "seconds ranks wait for each other's loads (default 600)"));
+}
+
 std::vector<Option> generate_options(GenerateArgs& a) {
   std::vector<Option> out{
       text("--prompt", &a.prompt, "prompt text, tokenized with the model's tokenizer"),
@@ -96,6 +107,7 @@ std::vector<Option> generate_options(GenerateArgs& a) {
   };
   add_placement(out, a.placement);
   add_exec(out, a.exec);
+  add_pipeline(out, a.pipeline);
   out.push_back(flag("--stats", &a.stats, "print tokens/s, prefill time and bytes streamed per token"));
   out.push_back(flag("--json", &a.json, "print JSON: prompt_ids, new_token_ids, text, stopped_at, stats"));
   return out;

@@ -41,8 +41,11 @@ LoadRequest request_of(const std::string& dir, const PlacementArgs& p) {
 
 }  // namespace
 
-std::unique_ptr<LoadedModel> load_with_progress(const std::string& dir, const PlacementArgs& p) {
-  LoadPlan plan = make_load_plan(request_of(dir, p), device_inventory());
+std::unique_ptr<LoadedModel> load_with_progress(const std::string& dir, const PlacementArgs& p,
+                                                const StagePicker& stage) {
+  LoadRequest request = request_of(dir, p);
+  request.stage = stage;
+  LoadPlan plan = make_load_plan(request, device_inventory());
   for (const auto& w : plan.source.warnings) fmt::print(stderr, "memfit: warning: {}\n", w);
   if (!plan.comparison.missing.empty())
     fmt::print(stderr, "memfit: warning: {} tensor(s) missing from the checkpoint (--allow-missing)\n",
@@ -155,12 +158,17 @@ void run_load(const LoadArgs& args) {
   else print_load_text(*model);
 }
 
-ExecSetup::ExecSetup(const std::string& dir, const PlacementArgs& placement, const ExecArgs& args)
-    : model(load_with_progress(dir, placement)),
+ExecSetup::ExecSetup(const std::string& dir, const PlacementArgs& placement, const ExecArgs& args,
+                     const StagePicker& stage)
+    : model(load_with_progress(dir, placement, stage)),
       program(make_program(model->plan.model_type, model->plan.model, model->plan.tree)) {
   options.prefetch = !args.no_prefetch;
   options.prefetch_depth = args.prefetch_depth;
   options.evict_page_cache = args.evict;
+  if (const auto& st = model->plan.stage) {
+    options.first_stage = st->first_stage;
+    options.end_stage = st->end_stage;
+  }
   options.compute_dtype = default_compute_dtype(*model);
   if (!args.compute_dtype.empty()) {
     const auto dt = dtype_from_name(args.compute_dtype);

@@ -44,6 +44,18 @@ struct ForwardArgs {
   bool json = false;
 };
 
+// Pipeline-parallel generation over several processes (docs/pipeline.md, "The runtime").
+struct PipelineArgs {
+  int nodes = 0;               // ranks in all (0: one process, no pipeline)
+  int rank = -1;               // this process's rank, 0 … nodes-1
+  std::string master;          // HOST:PORT of rank 0's rendezvous store
+  std::string stages;          // "0-11,12-23": each rank's blocks (default: balanced like plan --nodes)
+  int local_ranks = 0;         // start this many ranks on 127.0.0.1 (like torchrun)
+  int timeout = 60;            // seconds any rank waits for another before failing
+  int load_timeout = 600;      // seconds ranks wait for each other's loads
+  std::string backend = "gloo";  // the process group: gloo (CPU tensors) or nccl (CUDA LibTorch)
+};
+
 struct GenerateArgs {
   std::string dir;
   PlacementArgs placement;
@@ -61,6 +73,7 @@ struct GenerateArgs {
   bool no_special = false;     // do not add the tokenizer's special tokens (BOS) to --prompt
   bool stats = false;
   bool json = false;
+  PipelineArgs pipeline;
 };
 
 // Print their report; a failure throws (Failure, or core's Error), which main() turns into an exit code.

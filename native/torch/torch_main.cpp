@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "failure.h"
+#include "local_ranks.h"
 #include "torch_args.h"
 #include "torch_commands.h"
 
@@ -66,7 +67,13 @@ int main(int argc, char** argv) {
   switch (command.kind) {
     case TorchCommand::Kind::kLoad: return guarded([&] { memfit::torchrt::run_load(command.load); });
     case TorchCommand::Kind::kForward: return guarded([&] { memfit::torchrt::run_forward(command.forward); });
-    case TorchCommand::Kind::kGenerate: return guarded([&] { memfit::torchrt::run_generate(command.generate); });
+    case TorchCommand::Kind::kGenerate:
+      if (command.generate.pipeline.local_ranks > 0) {
+        int code = 0;
+        const int started = guarded([&] { code = memfit::torchrt::run_local_ranks(argc, argv, command.generate.pipeline.local_ranks); });
+        return started != 0 ? started : code;
+      }
+      return guarded([&] { memfit::torchrt::run_generate(command.generate); });
     case TorchCommand::Kind::kHelp: fmt::print("{}", command.help); return 0;
   }
   return exit_code(FailureKind::kInternal);

@@ -39,7 +39,9 @@ MEMFIT_NATIVE_PACKAGES=(
 # libopenblas0-pthread: Debian's LibTorch calls the system BLAS (libblas.so.3), which is the
 # single-threaded reference implementation unless OpenBLAS provides it; memfit forward needs a
 # threaded BLAS to be usable, and the golden-logit tests pass with either.
-MEMFIT_TORCH_PACKAGES=(libtorch-dev libopenblas0-pthread)
+# libgloo-dev: the Gloo headers LibTorch's c10d headers include (ProcessGroupGloo.hpp), for
+# pipeline-parallel generation (`memfit generate --nodes`); libtorch links Gloo itself.
+MEMFIT_TORCH_PACKAGES=(libtorch-dev libopenblas0-pthread libgloo-dev)
 MEMFIT_TORCH_BENCH_PACKAGES=(python3-torch)
 
 # The WebAssembly build (wasm/: Debian's Emscripten) and the page's browser tests (tests/web:
