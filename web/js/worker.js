@@ -5,7 +5,9 @@
 // model's type is unknown sends the worker for the second module (memfit-all.wasm: every family)
 // once, and the call is made again there; from then on that module answers everything (it is a
 // superset). So a first visit downloads only the first module. api.js terminates the worker when
-// the page is idle, which frees the modules' memory.
+// the page is idle, which frees the modules' memory. `tokenize` (a prompt's tokens) is answered
+// by a third module, memfit-text.wasm (the tokenizer over core's portable text backend), loaded
+// the first time a prompt is counted.
 // Messages (see api.js):
 //   in:  {id, fn, args}          fn: one of the module's api functions (api.h's list)
 //   out: {id, text, ms, ready?}  text: the api's JSON reply; ms: time spent in WASM; ready (first
@@ -62,6 +64,20 @@ function firstModule() {
   return first;
 }
 
+/** @type {Promise<any> | null} */
+let text = null;
+
+/** The text module (its one function: tokenize); a failed download is not kept. */
+function textModule() {
+  if (!text) {
+    text = import(new URL('../wasm/memfit-text.mjs', import.meta.url).href).then((m) => m.default()).catch((e) => {
+      text = null;
+      throw e;
+    });
+  }
+  return text;
+}
+
 /** The error code of an api reply, without parsing replies that cannot carry one. */
 /** @param {string} text */
 function errorCode(text) {
@@ -80,6 +96,13 @@ firstModule().catch(() => {});
 self.onmessage = async (event) => {
   const { id, fn, args } = event.data || {};
   try {
+    if (fn === 'tokenize') {
+      const t = await textModule();
+      const t0 = performance.now();
+      const reply = t.tokenize(...(args || []));
+      self.postMessage({ id, text: reply, ms: performance.now() - t0 });
+      return;
+    }
     let m = await (all || firstModule());
     if (!m.functions.has(fn)) throw new Error(`unknown function ${fn}`);
     const t0 = performance.now();
