@@ -4,4 +4,7 @@
 
 #include "memfit/text/text_api.h"
 
-EMSCRIPTEN_BINDINGS(memfit_text) { emscripten::function("tokenize", &memfit::text::tokenize); }
+EMSCRIPTEN_BINDINGS(memfit_text) {
+  emscripten::function("tokenize", &memfit::text::tokenize);
+  emscripten::function("tokenize_again", &memfit::text::tokenize_again);
+}

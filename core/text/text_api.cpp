@@ -25,8 +25,20 @@ struct Cache {
   std::optional<tokenizer::Tokenizer> tokenizer;
 };
 
-Result<tokenizer::Tokenizer> cached_tokenizer(const std::string& tokenizer_json) {
+Cache& cache_instance() {
   static Cache cache;
+  return cache;
+}
+
+Result<tokenizer::Tokenizer> last_tokenizer() {
+  Cache& cache = cache_instance();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  if (!cache.tokenizer) return Error(ErrorCode::kInvalidArgument, "tokenize_again: no tokenizer.json was read yet (call tokenize first)");
+  return *cache.tokenizer;
+}
+
+Result<tokenizer::Tokenizer> cached_tokenizer(const std::string& tokenizer_json) {
+  Cache& cache = cache_instance();
   const std::size_t hash = std::hash<std::string>{}(tokenizer_json);
   std::lock_guard<std::mutex> lock(cache.mutex);
   if (cache.tokenizer && cache.hash == hash && cache.size == tokenizer_json.size()) return *cache.tokenizer;
@@ -38,11 +50,8 @@ Result<tokenizer::Tokenizer> cached_tokenizer(const std::string& tokenizer_json)
   return tok;
 }
 
-}  // namespace
-
-std::string tokenize(const std::string& tokenizer_json, const std::string& text) {
+std::string encode_reply(const Result<tokenizer::Tokenizer>& tok, const std::string& text) {
   const Result<std::string> reply = capture([&]() -> std::string {
-    const Result<tokenizer::Tokenizer> tok = cached_tokenizer(tokenizer_json);
     if (!tok.ok()) throw tok.error();
     const Result<tokenizer::Encoding> enc = tok->encode(text, true);
     if (!enc.ok()) throw enc.error();
@@ -52,6 +61,16 @@ std::string tokenize(const std::string& tokenizer_json, const std::string& text)
     return out.dump();
   });
   return reply.ok() ? reply.value() : error_reply(reply.error());
+}
+
+}  // namespace
+
+std::string tokenize(const std::string& tokenizer_json, const std::string& text) {
+  return encode_reply(cached_tokenizer(tokenizer_json), text);
+}
+
+std::string tokenize_again(const std::string& text) {
+  return encode_reply(last_tokenizer(), text);
 }
 
 }  // namespace memfit::text

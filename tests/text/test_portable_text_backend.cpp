@@ -14,6 +14,7 @@
 
 #include "load_tokenizer.h"
 #include "memfit/text/portable_text_backend.h"
+#include "memfit/text/text_api.h"
 #include "memfit/tokenizer/tokenizer.h"
 #include "memfit/utf8.h"
 #include "native_text_backend.h"
@@ -232,4 +233,21 @@ TEST_CASE("portable text: core's tokenizer over it matches the golden tokenizati
   }
   MESSAGE("portable tokenizer: " << golden << " golden cases, " << generated << " generated texts compared");
   CHECK(golden >= 80);
+}
+
+TEST_CASE("text api: tokenize() answers {ids, count} or {error}; tokenize_again() reuses the last file") {
+  using nlohmann::json;
+  const auto ref = memfit::test::reference_dir();
+  if (!ref) return memfit::test::skip_loudly("text api (golden/tokenizers/gpt2)");
+  const std::string dir = *ref + "/golden/tokenizers/gpt2";
+  const std::string file = memfit::test::read_text(dir + "/tokenizer.json");
+  const json golden = json::parse(memfit::test::read_text(dir + "/golden.json"));
+  const json& c = golden.at("cases").at(1);
+  const json reply = json::parse(memfit::text::tokenize(file, c.at("text").get<std::string>()));
+  CHECK(reply.at("ids") == c.at("ids"));
+  CHECK(reply.at("count") == c.at("ids").size());
+  CHECK(json::parse(memfit::text::tokenize_again(c.at("text").get<std::string>())) == reply);
+  const json bad = json::parse(memfit::text::tokenize(R"({"model": {"type": "Nope"}})", "x"));
+  CHECK(bad.at("error").at("code") == "invalid_value");
+  CHECK(bad.at("error").at("message").get<std::string>().find("Nope") != std::string::npos);
 }

@@ -68,7 +68,7 @@ test('memfit-text tokenize() gives the ids of the Rust tokenizers library', asyn
   assert.ok(total >= 4 * TEXTS_PER_TOKENIZER, `only ${total} texts compared`);
 });
 
-test('memfit-text tokenize() errors: an unsupported regex is named, a broken file says where', async () => {
+test('memfit-text tokenize() errors: an unsupported regex is named, a broken file says where; tokenize_again()', async () => {
   const m = (await wasm('memfit-text.mjs')).raw;
   const lookbehind = JSON.stringify({
     version: '1.0', added_tokens: [], normalizer: null, post_processor: null, decoder: null,
@@ -79,5 +79,12 @@ test('memfit-text tokenize() errors: an unsupported regex is named, a broken fil
   assert.equal(e.code, 'invalid_value');
   assert.match(e.message, /the regex '\(\?<=a\)b' is not supported by memfit's portable regex engine: a lookbehind/);
   assert.equal(JSON.parse(m.tokenize('{"model": 1', 'x')).error.code, 'invalid_json');
+  // tokenize_again: the last file read, not passed again; none read yet is an error.
+  const fresh = (await wasm('memfit-text.mjs')).raw;
+  assert.equal(JSON.parse(fresh.tokenize_again('x')).error.code, 'invalid_argument');
+  const [[, json]] = (await tokenizerFiles()).filter(([n]) => n === 'bert-wordpiece');
+  const once = JSON.parse(fresh.tokenize(json, 'hello world, the token'));
+  assert.ok(once.count > 2, JSON.stringify(once));
+  assert.deepEqual(JSON.parse(fresh.tokenize_again('hello world, the token')), once);
   assert.ok(JSON.parse(m.tokenize('{}', 'x')).error.message.includes('model'));
 });

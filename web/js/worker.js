@@ -66,6 +66,9 @@ function firstModule() {
 
 /** @type {Promise<any> | null} */
 let text = null;
+/** The tokenizer.json the text module last read: not copied into it again (several MB). */
+/** @type {string | null} */
+let lastTokenizer = null;
 
 /** The text module (its one function: tokenize); a failed download is not kept. */
 function textModule() {
@@ -97,9 +100,11 @@ self.onmessage = async (event) => {
   const { id, fn, args } = event.data || {};
   try {
     if (fn === 'tokenize') {
+      const [json, prompt] = args || [];
       const t = await textModule();
       const t0 = performance.now();
-      const reply = t.tokenize(...(args || []));
+      const reply = json === lastTokenizer ? t.tokenize_again(prompt) : t.tokenize(json, prompt);
+      lastTokenizer = errorCode(reply) ? null : json;
       self.postMessage({ id, text: reply, ms: performance.now() - t0 });
       return;
     }

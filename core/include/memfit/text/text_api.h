@@ -13,5 +13,9 @@ namespace memfit::text {
 // tokenizer read is kept, so a caller counting as the user types passes the same file each time
 // and only the text is tokenized again.
 std::string tokenize(const std::string& tokenizer_json, const std::string& text);
+// tokenize() with the tokenizer the last successful tokenize() read, without its file: copying a
+// tokenizer.json of several MB into the module costs more than counting a prompt (the page's
+// worker passes the file only when it changes). An error (invalid_argument) when none was read.
+std::string tokenize_again(const std::string& text);
 
 }  // namespace memfit::text
