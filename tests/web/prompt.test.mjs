@@ -8,27 +8,20 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { startMockHub } from './support/mock-hub.mjs';
-import { serveStatic } from '../../web/tools/serve.mjs';
-import { launch, openPage, settle, shot } from './support/browser.mjs';
-import { GOLDEN, ROOT, WEB_DIR, need } from './support/paths.mjs';
+import { openPage, settle, shot } from './support/browser.mjs';
+import { startPageEnv } from './support/page-env.mjs';
+import { GOLDEN, ROOT, need } from './support/paths.mjs';
 
 const require = createRequire(join(ROOT, 'package.json'));
-let hub, site, browser;
+let env, browser;
 
 before(async () => {
-  need(join(WEB_DIR, 'wasm/memfit-text.wasm'), 'the built site with the text module (web/tools/build.mjs)');
-  hub = await startMockHub();
-  site = await serveStatic(WEB_DIR);
-  browser = await launch();
+  env = await startPageEnv('wasm/memfit-text.wasm');
+  ({ browser } = env);
 });
-after(async () => {
-  await browser?.close();
-  await site?.close();
-  await hub?.close();
-});
+after(async () => { await env?.close(); });
 
-const url = (/** @type {Record<string, string>} */ params) => `${site.url}/?${new URLSearchParams({ endpoint: hub.url, ...params })}`;
+const url = (/** @type {Record<string, string>} */ params) => env.url(params);
 
 /** What the oracle counts for `text` with golden/tokenizers/NAME/tokenizer.json (add_special_tokens=True). */
 async function oracleCount(name, text) {
