@@ -42,6 +42,9 @@ struct Parsed {
 };
 // Throws memfit::Error (kInvalidValue) naming the pattern, the construct and its offset.
 Parsed parse(const std::string& pattern);
+// The set \p{…} names into `out`, by property key (unicode_data.h's property_key): general
+// categories (short and long names), scripts, Alphabetic, White_Space, Any. False when unknown.
+bool property_set(const std::string& key, CharSet& out);
 
 enum class Op : std::uint8_t {
   kSet,        // one character of sets[x]
