@@ -235,7 +235,7 @@ TEST_CASE("portable text: core's tokenizer over it matches the golden tokenizati
   CHECK(golden >= 80);
 }
 
-TEST_CASE("text api: tokenize() answers {ids, count} or {error}; tokenize_again() reuses the last file") {
+TEST_CASE("text api: tokenize() answers {ids, count} or {error}, tokenize_again() reuses the last file") {
   using nlohmann::json;
   const auto ref = memfit::test::reference_dir();
   if (!ref) return memfit::test::skip_loudly("text api (golden/tokenizers/gpt2)");
