@@ -85,15 +85,6 @@ EstimateRequest model_request(const Json& j) {
   return req;
 }
 
-// (Replies are built key by key, not from initializer lists: smaller code in the WebAssembly module.)
-std::string error_reply(const Error& e) {
-  Json reply;
-  Json& error = reply["error"];
-  error["code"] = std::string(error_code_name(e.code()));
-  error["message"] = e.message();
-  return reply.dump();
-}
-
 std::string respond(const std::string& request_json, Json (*fn)(const Json& request)) {
   Result<std::string> r = capture([&]() -> std::string { return dump_json(fn(parse_request(request_json))); });
   return r.ok() ? r.value() : error_reply(r.error());

@@ -7,29 +7,23 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMockHub, TOKEN, XSS } from './support/mock-hub.mjs';
-import { serveStatic } from '../../web/tools/serve.mjs';
-import { launch, openPage, settle, shot } from './support/browser.mjs';
+import { openPage, settle, shot } from './support/browser.mjs';
 import { cliJson, memfit } from './support/cli.mjs';
-import { CONFIGS, GOLDEN, WEB_DIR, need } from './support/paths.mjs';
+import { startPageEnv } from './support/page-env.mjs';
+import { CONFIGS, GOLDEN } from './support/paths.mjs';
 import { wasm } from './support/wasm.mjs';
 import { existsSync } from 'node:fs';
 
-let hub, site, browser;
+let env, hub, site, browser;
 const CLOSED = 'http://127.0.0.1:9'; // discard port: nothing listens, connections are refused
 
 before(async () => {
-  need(join(WEB_DIR, 'wasm/memfit.wasm'), 'the built site (web/tools/build.mjs)');
-  hub = await startMockHub();
-  site = await serveStatic(WEB_DIR);
-  browser = await launch();
+  env = await startPageEnv();
+  ({ hub, site, browser } = env);
 });
-after(async () => {
-  await browser?.close();
-  await site?.close();
-  await hub?.close();
-});
+after(async () => { await env?.close(); });
 
-const url = (/** @type {Record<string, string>} */ params) => `${site.url}/?${new URLSearchParams({ endpoint: hub.url, ...params })}`;
+const url = (/** @type {Record<string, string>} */ params) => env.url(params);
 
 /** The page's report as "Copy as JSON" gives it. */
 async function pageJson(page) {

@@ -1,7 +1,7 @@
 # cmake -DDIR=<dist> -DBUDGET=<bytes> [-DSTRICT=ON] -P size.cmake — prints the gzipped sizes of
 # memfit.wasm and memfit.mjs (gzip -9, as a static server would serve them): what a first visit
 # loads, held to the budget — over it, a loud warning, or a failure with STRICT
-# (MEMFIT_WASM_SIZE_STRICT). memfit-all's size (loaded only for the other families) is printed too.
+# (MEMFIT_WASM_SIZE_STRICT). memfit-all's and memfit-text's sizes (loaded on demand) are printed too.
 find_program(GZIP gzip REQUIRED)
 set(total 0)
 foreach(f memfit.wasm memfit.mjs)
@@ -19,6 +19,11 @@ if(EXISTS ${DIR}/memfit-all.wasm)
   execute_process(COMMAND ${GZIP} -9 -c ${DIR}/memfit-all.wasm COMMAND wc -c OUTPUT_VARIABLE all
                   OUTPUT_STRIP_TRAILING_WHITESPACE)
   message(STATUS "memfit wasm size: memfit-all.wasm (every family, loaded on demand) ${all} bytes gzipped")
+endif()
+if(EXISTS ${DIR}/memfit-text.wasm)
+  execute_process(COMMAND ${GZIP} -9 -c ${DIR}/memfit-text.wasm COMMAND wc -c OUTPUT_VARIABLE text
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  message(STATUS "memfit wasm size: memfit-text.wasm (the tokenizer, loaded when a prompt is typed) ${text} bytes gzipped")
 endif()
 # What the site serves: web/tools/build.mjs precompresses with zopfli (still gzip) where installed.
 find_program(ZOPFLI zopfli)

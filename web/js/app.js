@@ -14,6 +14,7 @@ import { fillChoices, readInputs, shareUrl, updateUrl, writeDtypes, writeInputs 
 import { $, clampInt, current, fromHubOrCatalog, query } from './page.js';
 import { setupPlanner } from './planner.js';
 import { reportJson, reportMarkdown } from './render.js';
+import { setupPrompt } from './prompt.js';
 import { setupRun } from './run-panel.js';
 import { setStatus } from './status.js';
 import { onEndpointChange, onTokenInput, saveToken, setupToken } from './token.js';
@@ -77,6 +78,7 @@ function start() {
   setupDrop();
   setupPlanner();
   setupRun();
+  setupPrompt();
   setupCatalog();
   setupForm();
   // The module loads while the Hub answers (a link with a model), or as soon as someone starts

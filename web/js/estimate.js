@@ -11,6 +11,7 @@ import { ModelError, estimateRequest, fromHub } from './model.js';
 import { $, clampInt, current, query } from './page.js';
 import { showPlan } from './planner.js';
 import { renderReport } from './render.js';
+import { countPrompt } from './prompt.js';
 import { showRun } from './run-panel.js';
 import { requestDtypes } from './state.js';
 import { hideError, setStatus, showError } from './status.js';
@@ -161,6 +162,7 @@ export async function compute() {
   updateUrl();
   showPlan();
   showRun();
+  countPrompt();  // the prompt's tokens with the new model's tokenizer
 }
 
 /**

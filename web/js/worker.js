@@ -6,7 +6,9 @@
 // hosts), sends the worker for the second module (memfit-all.wasm: every family, everything)
 // once, and the call is made again there; from then on that module answers everything (it is a
 // superset). So a first visit downloads only the first module. api.js terminates the worker when
-// the page is idle, which frees the modules' memory.
+// the page is idle, which frees the modules' memory. `tokenize` (a prompt's tokens) is answered
+// by a third module, memfit-text.wasm (the tokenizer over core's portable text backend), loaded
+// the first time a prompt is counted.
 // Messages (see api.js):
 //   in:  {id, fn, args}          fn: one of the module's api functions (api.h's list)
 //   out: {id, text, ms, ready?}  text: the api's JSON reply; ms: time spent in WASM; ready (first
@@ -63,6 +65,23 @@ function firstModule() {
   return first;
 }
 
+/** @type {Promise<any> | null} */
+let text = null;
+/** The tokenizer.json the text module last read: not copied into it again (several MB). */
+/** @type {string | null} */
+let lastTokenizer = null;
+
+/** The text module (its one function: tokenize); a failed download is not kept. */
+function textModule() {
+  if (!text) {
+    text = import(new URL('../wasm/memfit-text.mjs', import.meta.url).href).then((m) => m.default()).catch((e) => {
+      text = null;
+      throw e;
+    });
+  }
+  return text;
+}
+
 /** The error code of an api reply, without parsing replies that cannot carry one. */
 /** @param {string} text */
 function errorCode(text) {
@@ -81,6 +100,15 @@ firstModule().catch(() => {});
 self.onmessage = async (event) => {
   const { id, fn, args } = event.data || {};
   try {
+    if (fn === 'tokenize') {
+      const [json, prompt] = args || [];
+      const t = await textModule();
+      const t0 = performance.now();
+      const reply = json === lastTokenizer ? t.tokenize_again(prompt) : t.tokenize(json, prompt);
+      lastTokenizer = errorCode(reply) ? null : json;
+      self.postMessage({ id, text: reply, ms: performance.now() - t0 });
+      return;
+    }
     let m = await (all || firstModule());
     if (!m.functions.has(fn)) throw new Error(`unknown function ${fn}`);
     const t0 = performance.now();

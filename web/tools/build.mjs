@@ -25,8 +25,9 @@ export function parseArgs(argv) {
   return o;
 }
 
-// The first module (what a first visit loads) and the one with every family (web/js/worker.js).
-const MODULE_FILES = ['memfit.mjs', 'memfit.wasm', 'memfit-all.mjs', 'memfit-all.wasm'];
+// The first module (what a first visit loads), the one with every family and the tokenizer's
+// (both loaded on demand by web/js/worker.js).
+const MODULE_FILES = ['memfit.mjs', 'memfit.wasm', 'memfit-all.mjs', 'memfit-all.wasm', 'memfit-text.mjs', 'memfit-text.wasm'];
 const COMPRESSIBLE = /\.(wasm|mjs|js|css|html|json|svg|txt)$/;
 
 /**
@@ -99,6 +100,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { files, bytes, gzipped } = await buildSite(o);
   const bundle = gzipped['wasm/memfit.wasm'] + gzipped['wasm/memfit.mjs'];
   const rest = gzipped['wasm/memfit-all.wasm'] + gzipped['wasm/memfit-all.mjs'];
+  const text = gzipped['wasm/memfit-text.wasm'] + gzipped['wasm/memfit-text.mjs'];
   console.log(`memfit web: ${files} files, ${bytes} bytes in ${o.out}; first module as served (precompressed ` +
-              `.gz): ${bundle} bytes; memfit-all (on demand): ${rest} bytes`);
+              `.gz): ${bundle} bytes; memfit-all (on demand): ${rest} bytes; memfit-text (on demand): ${text} bytes`);
 }

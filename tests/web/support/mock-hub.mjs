@@ -5,7 +5,8 @@
 //
 // Repos: every tests/fixtures/configs/org--name.json as org/name (config only), the golden
 // checkpoints of ../shared/reference/golden as memfit-test/tiny-gpt2[-sharded] and
-// memfit-test/tiny-llama[-sharded], and the special repos in SPECIAL below.
+// memfit-test/tiny-llama[-sharded], and the special repos in SPECIAL below. gpt2 and
+// meta-llama/Meta-Llama-3-70B also serve the real tokenizer.json of golden/tokenizers.
 import { createServer } from 'node:http';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,6 +58,11 @@ function loadRepos() {
     const config = JSON.parse(unknown.files.get('config.json').toString('utf8'));
     unknown.files.set('config.json', Buffer.from(JSON.stringify({ ...config, model_type: 'brand_new_arch', architectures: ['BrandNewArchForCausalLM'] })));
     repos.set('memfit-test/unknown-with-weights', unknown);
+  }
+  // tokenizer.json where the reference data has the model's real one (the page's prompt box)
+  for (const [id, name] of [['gpt2', 'gpt2'], ['meta-llama/Meta-Llama-3-70B', 'llama3']]) {
+    const tok = join(GOLDEN, 'tokenizers', name, 'tokenizer.json');
+    if (repos.has(id) && existsSync(tok)) repos.get(id).files.set('tokenizer.json', readFileSync(tok));
   }
   const llama = readFileSync(join(CONFIGS, 'meta-llama--Llama-2-7b-hf.json'));
   repos.set('memfit-test/gated-llama', { library: 'transformers', gated: 'manual', files: new Map([['config.json', llama]]) });

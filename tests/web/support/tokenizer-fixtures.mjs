@@ -172,3 +172,27 @@ export function byteLevelVariants(real) {
   b.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: false }, { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: true }] };
   return [['gpt2-prefix-space-roberta', a], ['gpt2-nfkc-digits', b]];
 }
+
+/**
+ * GPT-2's file with other models' pre-tokenizer regexes in front of its byte-level step: the
+ * patterns of DeepSeek V3 and DeepSeek LLM (line-anchored `$`), BLOOM (a class nested in a
+ * class), tekken / o200k (case-split letters) and a Han-script split — the places where
+ * Oniguruma's meaning (the library's) differs from PCRE2's.
+ */
+export function splitVariants(real) {
+  const splits = (/** @type {string[]} */ patterns) => {
+    const t = structuredClone(real);
+    t.pre_tokenizer = { type: 'Sequence', pretokenizers: [
+      ...patterns.map((p) => ({ type: 'Split', pattern: { Regex: p }, behavior: 'Isolated', invert: false })),
+      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] };
+    return t;
+  };
+  return [
+    ['deepseek-v3-splits', splits(['\\p{N}{1,3}', '[一-龥぀-ゟ゠-ヿ]+',
+      '[!"#$%&\'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+'])],
+    ['deepseek-llm-splits', splits(['[\\r\\n]', '\\s?[!-/:-~！-／：-～‘-‟　-。]+', '\\s+$', '[一-龥ࠀ-一가-퟿]+', '\\p{N}+'])],
+    ['bloom-split', splits([' ?[^(\\s|[.,!?…。，、।۔،])]+'])],
+    ['tekken-split', splits(['[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+'])],
+    ['han-split', splits(['\\p{Han}+', '\\p{Hiragana}+|\\p{Katakana}+'])],
+  ];
+}
