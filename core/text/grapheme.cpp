@@ -6,7 +6,7 @@
 namespace memfit::text {
 namespace {
 
-enum class Gcb { kOther, kCr, kLf, kControl, kExtend, kZwj, kSpacingMark, kRegional, kL, kV, kT, kLv, kLvt, kPictographic };
+enum class Gcb { kOther, kPrepend, kCr, kLf, kControl, kExtend, kZwj, kSpacingMark, kRegional, kL, kV, kT, kLv, kLvt, kPictographic };
 
 Gcb gcb(char32_t c) {
   if (c == '\r') return Gcb::kCr;
@@ -14,6 +14,13 @@ Gcb gcb(char32_t c) {
   if (c == 0x200D) return Gcb::kZwj;
   if (c == 0x200C || (c >= 0x1F3FB && c <= 0x1F3FF)) return Gcb::kExtend;
   if (c >= 0x1F1E6 && c <= 0x1F1FF) return Gcb::kRegional;
+  // Prepend: the prepended concatenation marks (Arabic number signs, Syriac abbreviation mark, …)
+  // and the few preceding-repha letters; Thai and Lao SARA AM are SpacingMark though Lo.
+  if ((c >= 0x0600 && c <= 0x0605) || c == 0x06DD || c == 0x070F || c == 0x0890 || c == 0x0891 ||
+      c == 0x08E2 || c == 0x0D4E || c == 0x110BD || c == 0x110CD || c == 0x111C2 || c == 0x111C3 ||
+      c == 0x1193F || c == 0x11941 || c == 0x11A3A || (c >= 0x11A84 && c <= 0x11A89) || c == 0x11D46)
+    return Gcb::kPrepend;
+  if (c == 0x0E33 || c == 0x0EB3) return Gcb::kSpacingMark;
   if ((c >= 0x1100 && c <= 0x115F) || (c >= 0xA960 && c <= 0xA97C)) return Gcb::kL;
   if ((c >= 0x1160 && c <= 0x11A7) || (c >= 0xD7B0 && c <= 0xD7C6)) return Gcb::kV;
   if ((c >= 0x11A8 && c <= 0x11FF) || (c >= 0xD7CB && c <= 0xD7FB)) return Gcb::kT;
@@ -42,6 +49,7 @@ bool joins(Gcb a, Gcb b, bool zwj_after_pictographic, bool regional_odd) {
   if ((a == Gcb::kLv || a == Gcb::kV) && (b == Gcb::kV || b == Gcb::kT)) return true;                  // GB7
   if ((a == Gcb::kLvt || a == Gcb::kT) && b == Gcb::kT) return true;                                    // GB8
   if (b == Gcb::kExtend || b == Gcb::kZwj || b == Gcb::kSpacingMark) return true;   // GB9, GB9a
+  if (a == Gcb::kPrepend) return true;                                              // GB9b
   if (a == Gcb::kZwj && b == Gcb::kPictographic && zwj_after_pictographic) return true;  // GB11
   if (a == Gcb::kRegional && b == Gcb::kRegional) return regional_odd;              // GB12, GB13
   return false;                                                                    // GB999

@@ -11,7 +11,7 @@ namespace memfit::text {
 // Grapheme_Cluster_Break classes approximated from the general categories (no separate table):
 // Extend = Mn, Me, emoji modifiers, ZWNJ; SpacingMark = Mc; Control = Cc, Zl, Zp, Cf but ZW(N)J;
 // Extended_Pictographic = So; Hangul L/V/T/LV/LVT by their ranges; regional indicators in pairs;
-// no Prepend. Exact for the text tokenizers meet in practice; the tests hold it to utf8proc.
+// Prepend by its short list. Exact for the text tokenizers meet in practice; the tests hold it to utf8proc.
 std::size_t grapheme_end(std::string_view utf8, std::size_t from);
 
 }  // namespace memfit::text
