@@ -19,7 +19,8 @@ namespace {
 
 std::string le(std::uint64_t v, int n) {
   std::string s(static_cast<std::size_t>(n), '\0');
-  for (int i = 0; i < n; ++i) s[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  // Bytes past the 8 a uint64 has are zero (a shift by 64 or more is undefined).
+  for (int i = 0; i < n && i < 8; ++i) s[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
   return s;
 }
 std::string str(const std::string& s) { return le(s.size(), 8) + s; }
