@@ -8,13 +8,6 @@
 namespace memfit::plan {
 namespace {
 
-bool under(const std::string& key, const std::string& prefix) {
-  // `prefix` == "" covers everything; otherwise key == prefix or key starts with prefix + "."
-  return prefix.empty() || key == prefix ||
-         (key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0 &&
-          key[prefix.size()] == '.');
-}
-
 void clean(DeviceMap& map, const std::string& module_name) {
   // accelerate matches with startswith(prefix) where prefix = module_name + "."
   const std::string prefix = module_name.empty() ? "" : module_name + ".";
@@ -50,6 +43,11 @@ void clean(DeviceMap& map, const std::string& module_name) {
 
 }  // namespace
 
+bool covers(const std::string& key, const std::string& name) {
+  return key.empty() || name == key ||
+         (name.size() > key.size() && name.compare(0, key.size(), key) == 0 && name[key.size()] == '.');
+}
+
 DeviceMap clean_device_map(DeviceMap map) {
   clean(map, "");
   return map;
@@ -59,7 +57,7 @@ const Device* device_of(const DeviceMap& map, const std::string& tensor_name) {
   const Device* best = nullptr;
   std::size_t best_len = 0;
   for (const auto& [k, v] : map)
-    if (under(tensor_name, k) && (best == nullptr || k.size() >= best_len)) {
+    if (covers(k, tensor_name) && (best == nullptr || k.size() >= best_len)) {
       best = &v;
       best_len = k.size();
     }

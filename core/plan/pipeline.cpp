@@ -66,11 +66,6 @@ TensorTree stage_tree(const TensorTree& tree, const std::vector<Unit>& units, st
   return keep_marked(tree, keep_module, keep_tensor);
 }
 
-bool covers(const std::string& key, const std::string& name) {
-  return key.empty() || name == key || (name.size() > key.size() && name.compare(0, key.size(), key) == 0 &&
-                                        name[key.size()] == '.');
-}
-
 // A stage's planner merges keys as if its units were the whole model ("" or "model" for one
 // device); in the whole model such a key would claim the other stages' units too. Each key that
 // covers a unit of another stage is replaced by this stage's units under it.
@@ -140,13 +135,13 @@ double step_seconds(const StageBytes& b, double kv, double touched, const NodeSp
 
 // What each node's share is balanced against: its budgets (less what a `fit` plan sets aside per
 // GPU before weights), or its speed.
-std::vector<double> split_weights(const PipelineRequest& req, std::uint64_t activations) {
+std::vector<double> split_weights(const PipelineRequest& req, Balance balance, std::uint64_t activations) {
   std::vector<double> w;
   for (const NodeSpec& n : req.nodes) {
     if (n.capacity() == 0)
       throw Error(ErrorCode::kInvalidArgument,
                   fmt::format("--nodes: node '{}' budgets nothing but disk: a stage needs memory", n.name));
-    if (req.balance == Balance::kCompute) {
+    if (balance == Balance::kCompute) {
       w.push_back(node_speed(n, req.speeds));
       continue;
     }
@@ -166,7 +161,7 @@ std::vector<std::size_t> split_units(const PipelineRequest& req, const std::vect
                             units.size()));
   std::vector<double> loads;
   for (const Unit& u : units) loads.push_back(u.weights + u.kv);
-  const std::vector<double> weights = split_weights(req, activations);
+  const std::vector<double> weights = split_weights(req, req.balance, activations);
   std::vector<std::optional<double>> limits(req.nodes.size());
   if (req.balance == Balance::kCompute) {
     for (std::size_t i = 0; i < req.nodes.size(); ++i)
@@ -178,9 +173,7 @@ std::vector<std::size_t> split_units(const PipelineRequest& req, const std::vect
     }
     explain->push_back("stages balanced by memory: no split by speed keeps every share within its node's budgets");
     limits.assign(req.nodes.size(), std::nullopt);
-    return *split_contiguous(loads, split_weights({req.plan, req.nodes, req.link, Balance::kMemory, req.speeds},
-                                                  activations),
-                             limits);
+    return *split_contiguous(loads, split_weights(req, Balance::kMemory, activations), limits);
   }
   explain->push_back("stages balanced by memory: each node's weights + KV cache in proportion to its budgets");
   return *split_contiguous(loads, weights, limits);
@@ -248,8 +241,7 @@ void estimate_speed(const PipelineRequest& req, const Activation& act, PipelineP
   // GPipe over decode: m micro-batches in flight, each stage working on one at a time. A round
   // (every sequence one token further) lasts as long as the busiest stage's m micro-steps, and at
   // least one micro-batch's own trip round the ring.
-  const std::int64_t m = std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(s), p->batch));
-  p->micro_batches = m;
+  const std::int64_t m = p->micro_batches;
   const double micro = std::ceil(batch / static_cast<double>(m));
   double busiest = 0, trip = link_time(micro);
   for (std::size_t i = 0; i < s; ++i) {
@@ -347,7 +339,8 @@ Result<PipelinePlan> plan_pipeline(const Model& model, const PipelineRequest& re
     p.hidden = act.hidden;
     p.activation_dtype = act.dtype;
     // Micro-batch step times: the same weights, the micro-batch's share of the KV cache.
-    const std::int64_t m = std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(starts.size()), p.batch));
+    p.micro_batches = std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(starts.size()), p.batch));
+    const std::int64_t m = p.micro_batches;
     const double share = std::ceil(static_cast<double>(p.batch) / static_cast<double>(m)) / static_cast<double>(p.batch);
     for (std::size_t s = 0; s < starts.size(); ++s) {
       PipelineStage& st = p.stages[s];

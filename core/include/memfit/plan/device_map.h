@@ -22,6 +22,10 @@ DeviceMap clean_device_map(DeviceMap map);
 // covered twice. Each problem is reported by name (the first few in the message).
 Result<bool> check_device_map(const TensorTree& tree, const DeviceMap& map);
 
+// Whether device map key `key` covers `name`: "" covers everything, else `name` is `key` or lies
+// below it ("model.layers.1" covers "model.layers.1.mlp", not "model.layers.10").
+bool covers(const std::string& key, const std::string& name);
+
 // The device a tensor name is placed on (the longest matching key), or nullptr.
 const Device* device_of(const DeviceMap& map, const std::string& tensor_name);
 
