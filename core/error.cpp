@@ -15,6 +15,8 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kInvalidArgument: return "invalid_argument";
     case ErrorCode::kInternal: return "internal";
     case ErrorCode::kNotInThisModule: return "not_in_this_module";
+    case ErrorCode::kRepoMissingFile: return "repo_missing_file";
+    case ErrorCode::kRepoInvalid: return "repo_invalid";
     case ErrorCode::kSafetensorsHeaderTooSmall: return "safetensors_header_too_small";
     case ErrorCode::kSafetensorsHeaderTooLarge: return "safetensors_header_too_large";
     case ErrorCode::kSafetensorsHeaderTruncated: return "safetensors_header_truncated";

@@ -32,3 +32,15 @@ Json pipeline_plan(const Json&) {
 }
 
 }  // namespace memfit::api
+
+// Hub repos that are not one model (api_repo.cpp: GGUF, diffusers, sentence-transformers, PEFT)
+// are in memfit-all.wasm only; the worker asks it again on this code.
+#include "memfit/api/api.h"
+
+namespace memfit::api {
+
+std::string repo(const std::string&) {
+  return error_reply(Error(ErrorCode::kNotInThisModule, "repos of other kinds are in memfit-all.wasm"));
+}
+
+}  // namespace memfit::api

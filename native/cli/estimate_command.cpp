@@ -18,6 +18,7 @@
 #include "memfit/report/report_json.h"
 #include "memfit/report/run_report.h"
 #include "model_source.h"
+#include "repo_command.h"
 #include "option_flags.h"
 #include "open_checkpoint.h"
 
@@ -129,6 +130,17 @@ bool EstimateArgs::wants_run() const {
          grad_checkpointing || zero != 0 || fsdp || gpus > 0;
 }
 
+// The options a repo of another kind uses (memfit/repo/repo_kind.h): --dtype, --vram, --context.
+RepoArgs repo_args(const EstimateArgs& args) {
+  RepoArgs r;
+  r.target = args.model;
+  r.json = args.json;
+  r.options.dtype = args.dtype;
+  r.options.context = args.context;
+  if (!args.vram.empty()) r.options.gpu_bytes = static_cast<std::uint64_t>(parse_memory_size(args.vram, "--vram"));
+  return r;
+}
+
 int run_estimate(const EstimateArgs& args) {
   return guarded([&] {
     if (!args.compat.empty() && args.compat != "accelerate")
@@ -154,7 +166,20 @@ int run_estimate(const EstimateArgs& args) {
       std::error_code ec;
       if (std::filesystem::is_regular_file(beside, ec)) src.config_text = io::read_file(beside.string());
     } else {
-      src = resolve_model(args.model, {args.library, args.name}, &client);
+      // A folder or a Hub repo may be another kind than one model (GGUF files, a diffusers
+      // pipeline, sentence-transformers, a PEFT adapter): its listing says which.
+      std::optional<repo::RepoFiles> listing;
+      std::error_code ec;
+      if (std::filesystem::is_directory(args.model, ec) || hub::looks_like_repo_id(args.model)) {
+        listing = list_repo(args.model, &client);
+        const repo::RepoKind kind =
+            repo::detect_kind(listing->listing, args.library.empty() ? listing->library : args.library);
+        if (kind != repo::RepoKind::kModel)
+          return run_repo_report(kind, std::move(*listing), repo_args(args), &client);
+      }
+      ResolveOptions how{args.library, args.name};
+      if (listing) how.hub_library = &listing->library;
+      src = resolve_model(args.model, how, &client);
       if (want_checkpoint && src.origin == "directory" && checkpoint::has_weights(args.model))
         checkpoint = checkpoint::open_checkpoint(args.model);
       if (want_checkpoint && src.origin == "hub" && (args.exact || args.source == "checkpoint"))

@@ -54,8 +54,8 @@ ModelSource resolve_model(const std::string& arg, const ResolveOptions& opt,
   src.origin = "hub";
   src.name = opt.name.empty() ? arg : opt.name;
   try {
-    const std::string info = client->fetch_model_info(arg);
-    if (src.library.empty()) src.library = library_from_model_info(info, arg);
+    if (src.library.empty() && opt.hub_library && !opt.hub_library->empty()) src.library = *opt.hub_library;
+    if (src.library.empty()) src.library = library_from_model_info(client->fetch_model_info(arg), arg);
     if (src.library != "transformers" && src.library != "timm")
       throw CliError{kExitUnsupported,
                      fmt::format("Library `{}` is not supported yet (model `{}`); supported: "

@@ -24,6 +24,9 @@ EstimateRequest model_request(const ModelSource& src, const std::string& compat,
 struct ResolveOptions {
   std::string library;  // --library_name
   std::string name;     // --name (title override)
+  // The Hub's answer for the repo, when the caller has it already (repo_command.h's list_repo):
+  // its library_name is used instead of asking the Hub again.
+  const std::string* hub_library = nullptr;
 };
 
 ModelSource resolve_model(const std::string& arg, const ResolveOptions& opt,

@@ -25,6 +25,8 @@ enum class ErrorCode {
   kInvalidArgument,    // bad API/CLI argument (unknown dtype, …)
   kInternal,
   kNotInThisModule,   // the page's first WebAssembly module leaves this out: memfit-all has it
+  kRepoMissingFile,   // a repo kind needs a file the caller did not provide (memfit/repo/repo_kind.h)
+  kRepoInvalid,       // a repo's own files (model_index.json, modules.json, adapter_config.json) are wrong
 
   // safetensors headers (one per failure mode; see core/include/memfit/format/safetensors.h)
   kSafetensorsHeaderTooSmall,     // fewer than 8 bytes for the length prefix

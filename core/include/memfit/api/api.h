@@ -15,6 +15,8 @@
   X(inference, (const std::string& request_json)) /* api_inference.cpp */  \
   /* bytes: the file's first 8 + N bytes; file_size < 0 when unknown */     \
   X(parse_safetensors_header, (const std::string& bytes, double file_size)) \
+  /* Hub repos that are not one model: needs or report (api_repo.cpp) */    \
+  X(repo, (const std::string& request_json))                                \
   /* what a client may offer: families, dtypes, GPUs, … (api_supported.cpp) */ \
   X(supported, ())
 

@@ -1,0 +1,13 @@
+// A stub until this kind lands (issue 18): the kind is detected but not yet answered.
+#include "kinds.h"
+#include "memfit/error.h"
+
+namespace memfit::repo {
+
+std::vector<FileNeed> peft_needs(const RepoFiles&) { return {}; }
+
+RepoReport peft_report(const RepoFiles&, const RepoOptions&) {
+  throw Error(ErrorCode::kUnsupportedLibrary, "peft repos are not answered yet");
+}
+
+}  // namespace memfit::repo
