@@ -4,18 +4,22 @@
 //  - the bundle's size (memfit.wasm + memfit.mjs): gzip -9, and as served (the precompressed
 //    .gz files web/tools/build.mjs writes, zopfli-made where zopfli is installed);
 //  - first visit (a fresh browser context: nothing cached, the module compiled and called for the
-//    first time) and first result for a cached model (after one visit put the site, the module
-//    and the Hub's answers in the HTTP cache): page load → result on screen, with where the time
-//    went and what the first estimate cost;
+//    first time; COLD_RUNS of each model, default RUNS) and first result for a cached model
+//    (after one visit put the site, the module and the Hub's answers in the HTTP cache; reloads):
+//    page load → result on screen, median and range, with where the time went and what the
+//    first estimate cost — for this build and, with MEMFIT_BASELINE_WEB_DIR, a baseline site
+//    beside it in the same run (visits alternate between the two);
 //  - per-estimate time in WASM (the api call inside the worker), and the round trip the page
 //    sees (postMessage + JSON.parse of the reply), for the models the issue names.
 // Environment: as the tests (tests/web/support/paths.mjs); RUNS (page reloads ×2, default 9);
+// MEMFIT_BASELINE_WEB_DIR, COLD_RUNS (above);
 // ESTIMATES (per model and mode, default 31, after 10 untimed ones: the first calls run in V8's
 // baseline tier until its optimizing tier takes over, so the median of a handful swings 2×; of 31
 // it is the steady state a visitor editing the inputs sees).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { startMockHub } from './support/mock-hub.mjs';
 import { serveStatic } from '../../web/tools/serve.mjs';
 import { launch, openPage, settle } from './support/browser.mjs';
@@ -53,47 +57,74 @@ console.log(`bundle: memfit.wasm ${sizes['memfit.wasm'].bytes} B (${sizes['memfi
   `(${served <= 204800 ? 'within' : 'OVER'})`);
 
 const hub = await startMockHub();
-const site = await serveStatic(WEB_DIR);
+// The sites measured side by side: this build, and the baseline (another build of the site, e.g.
+// an earlier commit's: scripts/bench-web.sh assembles it) when MEMFIT_BASELINE_WEB_DIR names one.
+// Their visits alternate, so a machine busy with something else slows both alike.
+const SITES = [{ name: 'this build', dir: WEB_DIR }];
+if (process.env.MEMFIT_BASELINE_WEB_DIR) SITES.unshift({ name: 'baseline', dir: process.env.MEMFIT_BASELINE_WEB_DIR });
+const sites = [];
+for (const s of SITES) sites.push({ ...s, site: await serveStatic(s.dir) });
+const FIRST = MODELS.slice(0, 2);
 const browser = await launch();
-const results = { bundle_gzip_bytes: total, bundle_served_bytes: served, first_visit: {}, first_result: {}, estimate: {} };
+const results = { bundle_gzip_bytes: total, bundle_served_bytes: served, load_average: loadavg(), sites: SITES.map((s) => s.name), first_visit: {}, first_result: {}, estimate: {} };
 const timeline = (/** @type {any} */ page) => page.evaluate(() => document.documentElement.dataset.timeline || '{}').then(JSON.parse);
+const url = (/** @type {{site: {url: string}}} */ s, /** @type {string} */ id) => `${s.site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`;
+/** Median and worst of each timeline figure over runs. @param {any[]} runs */
+function summary(runs) {
+  const of = (/** @type {string} */ k) => runs.map((r) => r[k]).filter((x) => typeof x === 'number');
+  /** @type {any} */
+  const out = { runs: runs.length };
+  for (const k of Object.keys(runs[0] || {})) {
+    const xs = of(k);
+    if (xs.length) out[k] = { median: round(median(xs), 1), max: round(Math.max(...xs), 1), min: round(Math.min(...xs), 1) };
+  }
+  return out;
+}
 try {
-  // First visit: a fresh browser context each time (empty HTTP cache, new worker, the module
-  // fetched, compiled and called for the first time).
-  for (const id of MODELS.slice(0, 2)) {
-    const runs = [];
-    for (let i = 0; i < Math.max(3, RUNS >> 1); i++) {
-      const { page, context } = await openPage(browser);
-      await page.goto(`${site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`);
-      await settle(page, 120000);
-      runs.push(await timeline(page));
-      await context.close();
-    }
-    const pick = (/** @type {string} */ k) => median(runs.map((r) => r[k] ?? NaN));
-    results.first_visit[id] = {
-      result_ms: pick('result'), app_start_ms: pick('app_start'), model_fetched_ms: pick('model_fetched'),
-      wasm_ready_ms: pick('wasm_ready'), estimate_ms: round(pick('estimate_ms'), 2),
-    };
-  }
-
-  const { page, context } = await openPage(browser);
-  const url = (/** @type {string} */ id) => `${site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`;
-
-  for (const id of MODELS.slice(0, 2)) {
-    await page.goto(url(id));
+  // The browser's own first start-up (its network service, its first renderer) is no visitor's:
+  // one untimed visit first.
+  {
+    const { page, context } = await openPage(browser);
+    await page.goto(url(sites[sites.length - 1], 'gpt2'));
     await settle(page, 120000);
-    const runs = [];
-    for (let i = 0; i < Math.max(3, RUNS >> 1); i++) {
-      await page.reload();
-      await settle(page, 120000);
-      runs.push(JSON.parse(await page.evaluate(() => document.documentElement.dataset.timeline || '{}')));
-    }
-    const pick = (/** @type {string} */ k) => median(runs.map((r) => r[k] ?? NaN));
-    results.first_result[id] = {
-      result_ms: pick('result'), app_start_ms: pick('app_start'), model_fetched_ms: pick('model_fetched'),
-      wasm_ready_ms: pick('wasm_ready'), estimate_ms: round(pick('estimate_ms'), 2),
-    };
+    await context.close();
   }
+  // First visit: a fresh browser context each time (empty HTTP cache, a new renderer process, a
+  // new worker, the module fetched, compiled and called for the first time). The models' order
+  // and the sites' order alternate from run to run: neither is always first.
+  /** @type {Object<string, any[]>} */
+  const cold = {};
+  const coldRuns = Number(process.env.COLD_RUNS || RUNS);
+  for (let i = 0; i < coldRuns; i++) {
+    for (const id of i % 2 ? [...FIRST].reverse() : FIRST) {
+      for (const s of i % 2 ? [...sites].reverse() : sites) {
+        const { page, context } = await openPage(browser);
+        await page.goto(url(s, id));
+        await settle(page, 120000);
+        (cold[`${s.name}|${id}`] ||= []).push(await timeline(page));
+        await context.close();
+      }
+    }
+  }
+  for (const [k, runs] of Object.entries(cold)) results.first_visit[k] = summary(runs);
+
+  // First result for a cached model: one visit puts the site, the module and the Hub's answers in
+  // the HTTP cache, then reloads, each site's page in turn.
+  const pages = [];
+  for (const s of sites) pages.push({ s, ...(await openPage(browser)) });
+  for (const id of FIRST) {
+    for (const p of pages) { await p.page.goto(url(p.s, id)); await settle(p.page, 120000); }
+    for (let i = 0; i < Math.max(3, RUNS >> 1); i++) {
+      for (const p of pages) {
+        await p.page.reload();
+        await settle(p.page, 120000);
+        (results.first_result[`${p.s.name}|${id}`] ||= []).push(await timeline(p.page));
+      }
+    }
+  }
+  for (const [k, runs] of Object.entries(results.first_result)) results.first_result[k] = summary(runs);
+  for (const p of pages.slice(0, -1)) await p.context.close();
+  const { page, context } = pages[pages.length - 1];
 
   for (const id of MODELS) {
     const config = configOf(id);
@@ -125,21 +156,28 @@ try {
   await context.close();
 } finally {
   await browser.close();
-  await site.close();
+  for (const s of sites) await s.site.close();
   await hub.close();
 }
 
-console.log('first visit, fresh browser context (ms since navigation start; median):');
-for (const [id, r] of Object.entries(results.first_visit)) {
-  console.log(`  ${id}: result ${r.result_ms} ms (app.js running at ${r.app_start_ms}, Hub answers in at ${r.model_fetched_ms}, ` +
-    `module ready at ${r.wasm_ready_ms}, first estimate ${r.estimate_ms} ms)`);
+/** One line per model and site: the result's median and range, then where its time went. */
+function print(/** @type {Object<string, any>} */ phase) {
+  for (const [k, r] of Object.entries(phase)) {
+    const [site, id] = k.split('|');
+    const parts = Object.entries(r).filter(([name]) => name !== 'result' && name !== 'runs' && name !== 'estimate_ms')
+      .map(([name, v]) => `${name} ${v.median}`);
+    console.log(`  ${id} — ${site}: result ${r.result?.median} ms (${r.result?.min}–${r.result?.max}), ` +
+      `its estimate ${r.estimate_ms?.median} ms (${r.estimate_ms?.min}–${r.estimate_ms?.max}); ${parts.join(', ')}; ${r.runs} runs`);
+  }
 }
-console.log('first result for a cached model (ms since navigation start; median of reloads):');
-for (const [id, r] of Object.entries(results.first_result)) {
-  console.log(`  ${id}: result ${r.result_ms} ms (app.js running at ${r.app_start_ms}, Hub answers in at ${r.model_fetched_ms}, ` +
-    `module ready at ${r.wasm_ready_ms}, estimate ${r.estimate_ms} ms)`);
-}
-console.log('per estimate, in the worker (WASM) and as the page sees it (+ postMessage + JSON.parse):');
+const load = results.load_average.map((x) => x.toFixed(2)).join(' ');
+console.log(`load average at the start: ${load} (${cpus().length} CPUs); at the end: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log('first visit, fresh browser context (ms since navigation start; median (min–max), ' +
+  'then the medians of when each step was done):');
+print(results.first_visit);
+console.log('first result for a cached model (ms since navigation start; reloads):');
+print(results.first_result);
+console.log('per estimate, in the worker (WASM) and as the page sees it (+ postMessage + JSON.parse), this build:');
 for (const [k, r] of Object.entries(results.estimate)) {
   console.log(`  ${k}: ${r.wasm_ms_median} ms median (min ${r.wasm_ms_min}), round trip ${r.round_trip_ms_median} ms; ${r.modules} modules`);
 }

@@ -119,9 +119,10 @@ class Engine {
     /** Milliseconds spent in WASM by the last call of each function. */
     /** @type {Object<string, number>} */
     this.lastMs = {};
-    /** When the worker's module had loaded (ms on this page's clock), once known. */
-    /** @type {number | undefined} */
-    this.readyAt = undefined;
+    /** When the worker started, its module loaded (wasm_ready) and its first call came (ms on
+     * this page's clock), once its first reply is in. */
+    /** @type {Object<string, number>} */
+    this.steps = {};
     /** Milliseconds without a call after which the worker is stopped (the page may set it). */
     this.idleMs = DEFAULT_IDLE_MS;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -137,8 +138,8 @@ class Engine {
     if (this.worker) return this.worker;
     const worker = this.spawn();
     worker.onmessage = (event) => {
-      const { id, text, ms, ready, failure } = event.data || {};
-      if (typeof ready === 'number') this.readyAt = ready - performance.timeOrigin;
+      const { id, text, ms, steps, failure } = event.data || {};
+      if (steps) for (const [k, t] of Object.entries(steps)) this.steps[k] = t - performance.timeOrigin;
       const p = this.pending.get(id);
       if (!p) return;
       this.pending.delete(id);

@@ -79,12 +79,13 @@ function start() {
   setupPlanner();
   setupRun();
   setupPrompt();
-  setupCatalog();
   setupForm();
   // The module loads while the Hub answers (a link with a model), or as soon as someone starts
-  // typing — never on a visit that computes nothing.
+  // typing — never on a visit that computes nothing. The catalog's list (catalog.json) waits for
+  // a link's first result: fetched beside the Hub's answers, it slowed them.
   const warm = () => { engine().start(); };
-  if (current.state.model) { warm(); run(); } else {
+  if (current.state.model) { warm(); run().finally(setupCatalog); } else {
+    setupCatalog();
     setStatus('');
     $('model').addEventListener('focus', warm, { once: true });
     $('drop').addEventListener('dragenter', warm, { once: true });

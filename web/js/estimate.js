@@ -187,7 +187,7 @@ function showReport(reply, model) {
     document.documentElement.dataset.timeline = JSON.stringify({
       app_start: Math.round(performance.getEntriesByName('memfit:app').pop()?.startTime ?? 0),
       model_fetched: fetchedAt === undefined ? null : Math.round(fetchedAt),
-      wasm_ready: engine().readyAt === undefined ? null : Math.round(engine().readyAt),
+      ...Object.fromEntries(Object.entries(engine().steps).map(([k, v]) => [k, Math.round(v)])),
       estimate_ms: ms, result: t,
     });
     $('timing').textContent = `First result ${t} ms after the page started loading; this estimate took ${ms?.toFixed(2)} ms in WebAssembly.`;

@@ -11,16 +11,39 @@
 // the first time a prompt is counted.
 // Messages (see api.js):
 //   in:  {id, fn, args}          fn: one of the module's api functions (api.h's list)
-//   out: {id, text, ms, ready?}  text: the api's JSON reply; ms: time spent in WASM; ready (first
-//                                reply only): when the module had loaded, ms since the epoch
+//   out: {id, text, ms, steps?}  text: the api's JSON reply; ms: time spent in WASM; steps (first
+//                                reply only): when each step of the worker's start-up was done,
+//                                ms since the epoch (the page's timeline: estimate.js)
 //        {id, failure}           a module itself could not load or threw (not an api error)
 
 /** @typedef {{wasm: any, functions: Set<string>}} Loaded */
 
-/** @param {string} file @returns {Promise<Loaded>} */
+/**
+ * A module: its JS glue (memfit.mjs) and its .wasm, fetched at once — the glue would start
+ * fetching the .wasm only once it had loaded and run, one request later on a first visit's
+ * critical path. The .wasm compiles as it streams in (and V8 caches the compiled code with the
+ * HTTP response, for the next visit).
+ * @param {string} file @returns {Promise<Loaded>}
+ */
 function load(file) {
   const url = new URL(`../wasm/${file}`, import.meta.url).href;
-  return import(url).then((m) => m.default()).then((wasm) => ({
+  const wasmUrl = url.replace(/\.mjs$/, '.wasm');
+  const response = fetch(wasmUrl, { credentials: 'same-origin' });
+  response.catch(() => {});  // reported by the instantiation below
+  return import(url).then((m) => new Promise((resolve, reject) => {
+    m.default({
+      /** Emscripten's hook (wasm/CMakeLists.txt, INCOMING_MODULE_JS_API). @param {any} imports @param {Function} done */
+      instantiateWasm(imports, done) {
+        response.then((r) => {
+          if (!r.ok) throw new Error(`${wasmUrl}: HTTP ${r.status}`);
+          // a server that sends another MIME type than application/wasm: compiled from the bytes
+          return WebAssembly.instantiateStreaming(r, imports).catch(() => fetch(wasmUrl, { credentials: 'same-origin' })
+            .then((again) => again.arrayBuffer()).then((bytes) => WebAssembly.instantiate(bytes, imports)));
+        }).then((r) => done(r.instance, r.module), reject);
+        return {};
+      },
+    }).then(resolve, reject);
+  })).then((wasm) => ({
     wasm,
     // The api's functions, as the module lists them (supported().functions: api.h's one list).
     functions: new Set(JSON.parse(wasm.supported()).functions),
@@ -31,32 +54,36 @@ function load(file) {
 let first = null;
 /** @type {Promise<Loaded> | null} */
 let all = null;
-/** @type {number | undefined} */
-let readyAt;
+const now = () => performance.timeOrigin + performance.now();
+/** When the worker started, its module loaded, and its first call came. @type {Object<string, number> | undefined} */
+let steps = { worker_start: now() };
 
-// A small Llama-shaped config: one estimate of it runs the code every estimate runs.
-const WARM_UP = JSON.stringify({
-  name: 'warm-up', library: 'transformers', mode: 'memfit',
-  config: JSON.stringify({
-    model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab_size: 256, hidden_size: 64,
-    intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,
-    torch_dtype: 'bfloat16',
-  }),
-});
+// Tiny configs, a dense one and a mixture of experts: one estimate of each runs the code most
+// estimates run.
+const LLAMA = {
+  model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab_size: 256, hidden_size: 64,
+  intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,
+  torch_dtype: 'bfloat16',
+};
+const WARM_UPS = [
+  LLAMA,
+  { ...LLAMA, model_type: 'mixtral', architectures: ['MixtralForCausalLM'], num_local_experts: 4, num_experts_per_tok: 2 },
+].map((config) => JSON.stringify({ name: 'warm-up', library: 'transformers', mode: 'memfit', config: JSON.stringify(config) }));
 
 function firstModule() {
   if (!first) {
     first = load('memfit.mjs').then((m) => {
-      readyAt = performance.timeOrigin + performance.now();
-      // V8 compiles a WebAssembly function on its first call, in its baseline tier, and
-      // optimizes it once it has run hot: a fresh page's first estimate paid for both (~40 ms).
-      // A few estimates of a tiny model, one task each, do that while the page still waits for
-      // the Hub; a call already waiting runs first (its await resumes before these tasks), and
-      // one arriving meanwhile waits for one small estimate at most.
-      let left = 6;
+      if (steps) steps.wasm_ready = now();
+      // V8 compiles a WebAssembly function on its first call (lazily, in its baseline tier):
+      // a fresh page's first estimate paid for compiling most of the module. The warm-ups do
+      // that while the page still waits for the Hub, one task each: a call already waiting runs
+      // first (its await resumes before these tasks), and one arriving meanwhile waits for one
+      // small estimate at most. Once each: more runs would only make V8's optimizing tier
+      // start compiling beside the page's first result.
+      let next = 0;
       const warm = () => {
-        try { m.wasm.estimate(WARM_UP); } catch { /* only a warm-up */ }
-        if (--left > 0) setTimeout(warm, 0);
+        try { m.wasm.estimate(WARM_UPS[next]); } catch { /* only a warm-up */ }
+        if (++next < WARM_UPS.length) setTimeout(warm, 0);
       };
       setTimeout(warm, 0);
       return m;
@@ -109,6 +136,7 @@ self.onmessage = async (event) => {
       self.postMessage({ id, text: reply, ms: performance.now() - t0 });
       return;
     }
+    if (steps && !steps.first_call) steps.first_call = now();
     let m = await (all || firstModule());
     if (!m.functions.has(fn)) throw new Error(`unknown function ${fn}`);
     const t0 = performance.now();
@@ -126,8 +154,8 @@ self.onmessage = async (event) => {
       text = m.wasm[fn](...(args || []));
       ms += performance.now() - t1;
     }
-    self.postMessage({ id, text, ms, ready: readyAt });
-    readyAt = undefined;
+    self.postMessage({ id, text, ms, steps });
+    steps = undefined;
   } catch (e) {
     self.postMessage({ id, failure: String(e && e.message ? e.message : e) });
   }
