@@ -565,6 +565,23 @@ describe('panels, layout and speed', () => {
     await context.close();
   });
 
+  test("a link's first visit asks the Hub before catalog.json, and times the worker's start-up", async () => {
+    const { page, context, problems, requests } = await openPage(browser);
+    await page.goto(url({ model: 'gpt2' }));
+    assert.equal(await settle(page), 'result');
+    // the catalog's list is drawn after the first result: its fetch no longer slows the Hub's
+    await page.waitForSelector('#catalog-list li');
+    const at = (/** @type {string} */ end) => requests.findIndex((u) => u.endsWith(end));
+    assert.ok(at('/catalog.json') > at('/gpt2/resolve/main/config.json'), requests.join('\n'));
+    assert.ok(at('/api/models/gpt2') >= 0 && at('/catalog.json') > at('/api/models/gpt2'));
+    assert.equal(requests.filter((u) => u.endsWith('/wasm/memfit.wasm')).length, 1, 'the .wasm is fetched once (by the worker, not again by the glue)');
+    const t = JSON.parse(await page.evaluate(() => document.documentElement.dataset.timeline || '{}'));
+    for (const k of ['worker_start', 'wasm_ready', 'first_call', 'model_fetched', 'result']) assert.equal(typeof t[k], 'number', `${k} in ${JSON.stringify(t)}`);
+    assert.ok(t.worker_start <= t.wasm_ready && t.wasm_ready <= t.result, JSON.stringify(t));
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   test('an idle page lets the worker go (?idle=MS), and the next input starts another', { timeout: 60000 }, async () => {
     const { page, context, problems } = await openPage(browser);
     let started = 0;
