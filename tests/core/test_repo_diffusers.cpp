@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "memfit/api/api.h"
 #include "memfit/error.h"
 #include "memfit/format/safetensors.h"
 #include "memfit/repo/repo_kind.h"
@@ -470,4 +471,31 @@ TEST_CASE("diffusers hostile: model_index.json, configs, indexes and headers tha
     CHECK(component(rep, "safety_checker")["has_weights"] == false);
     CHECK(rep.fields["offload"]["model"]["peak_bytes"] == params_of(kUnet) * 4);
   }
+}
+
+TEST_CASE("diffusers through the JSON api: needs in rounds, then the report with fields") {
+  const FakeRepo r = sd_pipeline();
+  const RepoFiles listing = r.listing();
+  Json req = {{"repo", "org/pipe"}, {"listing", listing.listing}, {"sizes", listing.sizes},
+              {"texts", Json::object()}, {"headers", Json::object()},
+              {"options", {{"dtype", "float16"}, {"gpu_bytes", 1 << 20}}}};
+  Json reply;
+  for (int round = 0; round < repo::kMaxRepoSteps + 1; ++round) {
+    reply = Json::parse(api::repo(req.dump()));
+    REQUIRE_MESSAGE(!reply.contains("error"), reply.dump());
+    CHECK(reply["kind"] == "diffusers");
+    if (!reply.contains("needs")) break;
+    for (const auto& n : reply["needs"]) {
+      const std::string path = n["path"];
+      if (n["form"] == "safetensors_header") req["headers"][path] = r.headers.at(path).first;
+      else req["texts"][path] = r.texts.count(path) ? r.texts.at(path) : "";
+    }
+  }
+  REQUIRE(reply.contains("report"));
+  const Json& f = reply["report"]["fields"];
+  CHECK(f["dtype"] == "float16");
+  CHECK(f["offload"]["model"]["largest_component"] == "text_encoder");
+  CHECK(f["offload"]["none"]["fits"] == true);
+  CHECK(f["total"]["bytes"] == (params_of(kUnet) + params_of(kVaeShard1) + params_of(kVaeShard2) +
+                                params_of(kTextEncoderFp16) + params_of(kSafety)) * 2);
 }
