@@ -25,7 +25,7 @@ constexpr std::uint64_t kOutput = 4 * 256 + q8(256, 1000);  // output_norm + out
 constexpr std::uint64_t kEmbd = q8(256, 1000);              // token_embd: always on the CPU
 constexpr std::uint64_t kWeights = 4 * kBlock + kOutput + kEmbd;
 // llama.cpp at --ctx-size 4096, f16 cache: n_ctx 4096 (a multiple of 256 already); each layer's
-// K and V are n_ctx × n_embd_k_gqa (2 heads × 64) × 2 bytes.
+// K and V are n_ctx × n_embd_k_gqa (2 heads × 64) × 2 bytes each.
 constexpr double kKvPerLayer = 2.0 * 4096 * 128 * 2;
 // memfit's stated compute buffer (llamacpp_offload.h: llama.cpp reserves a graph, which metadata
 // cannot reproduce): n_ubatch 512 × (4·n_embd + 2·n_ff + n_vocab where the output is) × 4 bytes.
@@ -221,7 +221,7 @@ TEST_CASE("GGUF repo: VRAM with every layer offloaded and the largest --gpu-laye
   r = repo::repo_report(repo::RepoKind::kGguf, files, o);
   CHECK(r.fields["models"][0]["fits"] == false);
   CHECK(r.fields["models"][0]["max_gpu_layers"] == 4);
-  o.gpu_bytes = static_cast<std::uint64_t>(kAllOnGpu - kBlock - 2 * kKvPerLayer) - 1;
+  o.gpu_bytes = static_cast<std::uint64_t>(kAllOnGpu - kBlock - kKvPerLayer) - 1;  // 4 slots, less a byte
   r = repo::repo_report(repo::RepoKind::kGguf, files, o);
   CHECK(r.fields["models"][0]["max_gpu_layers"] == 3);
   // Below the output layer + compute + overhead: nothing offloaded.
