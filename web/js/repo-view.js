@@ -1,0 +1,64 @@
+// @ts-check
+// A repo report (repo.js; report_json in docs/api.md) as DOM and as Markdown, without knowing its
+// kind: the title, one table per entry of `tables` (the first is the kind's main view: a GGUF
+// repo's quantizations), the summary lines, the notes. What `memfit estimate ORG/NAME` prints,
+// drawn as HTML. Loaded only when such a report is shown (page and widget).
+
+import { el } from './dom.js';
+
+/** @typedef {import('./repo.js').RepoReport} RepoReport */
+
+/** One of the report's tables. @param {{title: string, columns: string[], rows: string[][]}} t @param {number} i */
+export function repoTable(t, i) {
+  const table = el('table', { class: 'breakdown repo-table', 'data-table': String(i) },
+    t.title ? el('caption', {}, t.title) : null,
+    el('thead', {}, el('tr', {}, t.columns.map((c) => el('th', { scope: 'col' }, c)))),
+    el('tbody', {}, t.rows.map((row) => el('tr', {}, row.map((cell, j) =>
+      j === 0 ? el('th', { scope: 'row' }, cell) : el('td', {}, cell))))));
+  return el('div', { class: 'scroll' }, table);
+}
+
+/**
+ * The whole report (the page's results card).
+ * @param {RepoReport} r @param {{name: string, sourceNotes?: string[], options?: string}} extra
+ */
+export function renderRepoReport(r, extra) {
+  const root = el('div', { class: 'report repo-report', 'data-kind': r.kind });
+  root.append(
+    el('h2', { id: 'results-title', class: 'model-name' }, extra.name),
+    el('p', { class: 'facts' }, r.title || r.kind),
+  );
+  if (extra.options) root.append(el('p', { class: 'check' }, extra.options));
+  for (const n of extra.sourceNotes || []) root.append(el('p', { class: 'check' }, n));
+  r.tables.forEach((t, i) => root.append(repoTable(t, i)));
+  if (r.lines.length) root.append(el('div', { class: 'repo-lines' }, r.lines.map((l) => el('p', {}, l))));
+  if (r.notes.length) root.append(el('h3', {}, 'Notes'), el('ul', { class: 'notes' }, r.notes.map((n) => el('li', {}, n))));
+  return root;
+}
+
+/**
+ * The kind's answer in one line, where it has one (the widget shows it above the main table).
+ * @param {RepoReport} r
+ */
+export function repoAnswer(r) {
+  const f = r.fields || {};
+  return typeof f.answer === 'string' ? f.answer : '';
+}
+
+/** @param {string} s */
+function mdCell(s) {
+  return String(s).replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/[<>]/g, (c) => (c === '<' ? '&lt;' : '&gt;'));
+}
+
+/** The report as Markdown. @param {RepoReport} r @param {string} name @param {string} [link] */
+export function repoMarkdown(r, name, link) {
+  const lines = [`### \`${name.replace(/`/g, "'")}\` — ${mdCell(r.title || r.kind)}`];
+  for (const t of r.tables) {
+    lines.push('', t.title ? `**${mdCell(t.title)}**` : '', '', `| ${t.columns.map(mdCell).join(' | ')} |`,
+      `|${t.columns.map(() => '---').join('|')}|`, ...t.rows.map((row) => `| ${row.map(mdCell).join(' | ')} |`));
+  }
+  if (r.lines.length) lines.push('', ...r.lines.map(mdCell));
+  if (r.notes.length) lines.push('', ...r.notes.map((n) => `- ${mdCell(n)}`));
+  if (link) lines.push('', `[Open in memfit](${link})`);
+  return lines.join('\n') + '\n';
+}
