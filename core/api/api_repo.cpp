@@ -1,11 +1,14 @@
 // repo(request): a Hub repo that is not one model (memfit/repo/repo_kind.h), answered in steps.
 // Request: {"kind"?, "repo", "library", "listing": [paths], "sizes": {path: bytes},
 //           "texts": {key: text}, "headers": {key: safetensors header JSON text},
+//           "binaries": {key: base64 of a file's leading bytes (GGUF headers)},
 //           "options": {"dtype", "gpu_bytes", "context"}}
-// Reply: {"kind", "needs": [{"repo", "path", "form", "optional"}]} while files are missing, then
-//        {"kind", "report": report_json(...)}. Binary files (GGUF headers) do not travel as JSON.
+// Reply: {"kind", "needs": [{"repo", "path", "form", "optional", "bytes"?}]} while files are
+//        missing ("bytes": how many leading bytes a gguf_header need wants), then
+//        {"kind", "report": report_json(...)}.
 #include "api_common.h"
 #include "memfit/api/api.h"
+#include "memfit/format/base64.h"
 #include "memfit/repo/repo_kind.h"
 
 namespace memfit::api {
@@ -50,6 +53,12 @@ repo::RepoFiles files_field(const Json& j) {
   }
   string_map(j, "texts", f.texts);
   string_map(j, "headers", f.headers);
+  string_map(j, "binaries", f.binaries);
+  for (auto& [key, text] : f.binaries) {
+    Result<std::string> bytes = base64_decode(text, "request: binaries['" + key + "']");
+    if (!bytes) throw bytes.error();
+    text = std::move(bytes).value();
+  }
   return f;
 }
 
@@ -79,12 +88,14 @@ Json repo_reply(const Json& j) {
   const auto needs = repo::repo_needs(kind, files);
   if (!needs.empty()) {
     Json& list = out["needs"] = Json::array();
-    for (const auto& n : needs)
+    for (const auto& n : needs) {
       list.push_back({{"repo", n.repo}, {"path", n.path},
                       {"form", n.form == repo::FileNeed::Form::kText ? "text"
                                : n.form == repo::FileNeed::Form::kSafetensorsHeader ? "safetensors_header"
                                                                                     : "gguf_header"},
                       {"optional", n.optional}});
+      if (n.bytes > 0) list.back()["bytes"] = n.bytes;
+    }
     return out;
   }
   if (kind == repo::RepoKind::kModel) return out;  // the caller estimates it as a model

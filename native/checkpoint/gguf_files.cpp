@@ -4,7 +4,6 @@
 #include <memory>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "failure.h"
 #include "file_reader.h"
@@ -25,6 +24,46 @@ std::vector<std::string> split_names(const std::string& file) {
 
 GgufModel model_of(const std::vector<gguf::File>& files, const std::vector<std::string>& names) {
   return value_or_raise(gguf_model(files, names));
+}
+
+// A Hub file as a byte source: its first 64 KiB at once (most headers end there, and the answer
+// gives the file's size), the rest by Range as the parser asks.
+zip::ByteSource hub_source(hub::HubClient& client, const std::string& repo, const std::string& file) {
+  constexpr std::uint64_t kFirst = 64 * 1024;
+  auto first = std::make_shared<hub::HubClient::Range>(
+      hub_read([&] { return client.fetch_range(repo, file, 0, kFirst - 1); }));
+  zip::ByteSource s;
+  s.name = repo + "/" + file;
+  s.size = first->total.value_or(first->body.size());  // a file shorter than the range comes back whole
+  s.read = [&client, repo, file, first](std::uint64_t offset, std::uint64_t length) -> Result<std::string> {
+    if (offset + length <= first->body.size()) return first->body.substr(offset, length);
+    return hub_read([&] { return client.fetch_range(repo, file, offset, offset + length - 1).body; });
+  };
+  return s;
+}
+
+// `source`, keeping every byte it hands out from offset 0 on in `kept` (the parser reads the
+// header front to back).
+zip::ByteSource recording(zip::ByteSource source, std::shared_ptr<std::string> kept) {
+  auto inner = std::move(source.read);
+  source.read = [inner, kept](std::uint64_t offset, std::uint64_t length) -> Result<std::string> {
+    if (offset > kept->size()) return inner(offset, length);
+    if (offset + length > kept->size()) {
+      Result<std::string> more = inner(kept->size(), offset + length - kept->size());
+      if (!more) return more;
+      kept->append(*more);
+    }
+    return kept->substr(offset, std::min<std::uint64_t>(length, kept->size() - offset));
+  };
+  return source;
+}
+
+GgufHeaderBytes header_bytes(zip::ByteSource source) {
+  auto kept = std::make_shared<std::string>();
+  const zip::ByteSource s = recording(std::move(source), kept);
+  const gguf::File f = value_or_raise(gguf::parse(s));
+  kept->resize(std::min<std::uint64_t>(kept->size(), f.header_size));
+  return {std::move(*kept), f.file_size};
 }
 
 }  // namespace
@@ -56,36 +95,8 @@ std::optional<std::pair<std::string, std::string>> split_hub_target(const std::s
   return std::make_pair(target.substr(0, colon), target.substr(colon + 1));
 }
 
-std::vector<HubFile> list_hub_gguf(hub::HubClient& client, const std::string& repo) {
-  const std::string text = hub_read([&] { return client.fetch_model_files(repo); });
-  nlohmann::json info = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!info.is_object() || !info.contains("siblings") || !info["siblings"].is_array())
-    throw Failure{FailureKind::kNetwork, fmt::format("api/models/{}: no list of files (siblings) in the answer", repo)};
-  std::vector<HubFile> out;
-  for (const auto& s : info["siblings"]) {
-    if (!s.is_object() || !s.contains("rfilename") || !s["rfilename"].is_string()) continue;
-    HubFile f{s["rfilename"].get<std::string>(), std::nullopt};
-    if (!is_gguf_name(f.name)) continue;
-    if (s.contains("size") && s["size"].is_number_unsigned()) f.size = s["size"].get<std::uint64_t>();
-    out.push_back(std::move(f));
-  }
-  return out;
-}
-
 gguf::File read_hub_gguf(hub::HubClient& client, const std::string& repo, const std::string& file) {
-  constexpr std::uint64_t kFirst = 64 * 1024;
-  const std::string source = repo + "/" + file;
-  hub::HubClient::Range first = hub_read([&] { return client.fetch_range(repo, file, 0, kFirst - 1); });
-  // A file shorter than the range comes back whole; its size is then the body's.
-  const std::uint64_t size = first.total.value_or(first.body.size());
-  zip::ByteSource s;
-  s.name = source;
-  s.size = size;
-  s.read = [&](std::uint64_t offset, std::uint64_t length) -> Result<std::string> {
-    if (offset + length <= first.body.size()) return first.body.substr(offset, length);
-    return hub_read([&] { return client.fetch_range(repo, file, offset, offset + length - 1).body; });
-  };
-  return value_or_raise(gguf::parse(s));
+  return value_or_raise(gguf::parse(hub_source(client, repo, file)));
 }
 
 GgufModel open_hub_gguf_model(hub::HubClient& client, const std::string& repo, const std::string& file) {
@@ -97,6 +108,14 @@ GgufModel open_hub_gguf_model(hub::HubClient& client, const std::string& repo, c
     sources.push_back(repo + "/" + n);
   }
   return model_of(files, sources);
+}
+
+GgufHeaderBytes read_gguf_header_bytes(const std::string& path) {
+  return header_bytes(io::file_byte_source(std::make_shared<io::FileReader>(path)));
+}
+
+GgufHeaderBytes read_hub_gguf_header_bytes(hub::HubClient& client, const std::string& repo, const std::string& file) {
+  return header_bytes(hub_source(client, repo, file));
 }
 
 }  // namespace memfit::checkpoint

@@ -31,14 +31,19 @@ GgufModel open_gguf_model(const std::string& path);
 // "ORG/NAME:FILE.gguf" → {"ORG/NAME", "FILE.gguf"}; nullopt when the target has no ':FILE'.
 std::optional<std::pair<std::string, std::string>> split_hub_target(const std::string& target);
 
-struct HubFile {
-  std::string name;
-  std::optional<std::uint64_t> size;
-};
-// The repo's .gguf files (api/models?blobs=true's siblings), in the listing's order.
-std::vector<HubFile> list_hub_gguf(hub::HubClient& client, const std::string& repo);
 gguf::File read_hub_gguf(hub::HubClient& client, const std::string& repo, const std::string& file);
 // The model a Hub file belongs to: the file, or all its splits.
 GgufModel open_hub_gguf_model(hub::HubClient& client, const std::string& repo, const std::string& file);
+
+// A file's leading bytes through its header's end (metadata and tensor infos), as core's repo
+// kinds take them (RepoFiles::binaries), and the file's size: read as read_gguf_file /
+// read_hub_gguf read (the parser's chunks, growing from 64 KiB), so the reads stop where the
+// header does.
+struct GgufHeaderBytes {
+  std::string bytes;
+  std::uint64_t file_size = 0;
+};
+GgufHeaderBytes read_gguf_header_bytes(const std::string& path);
+GgufHeaderBytes read_hub_gguf_header_bytes(hub::HubClient& client, const std::string& repo, const std::string& file);
 
 }  // namespace memfit::checkpoint

@@ -13,6 +13,8 @@
 #include "memfit/memory/llamacpp_offload.h"
 #include "memfit/memory/options.h"
 #include "memfit/report/convert_bytes.h"
+#include "memfit/repo/gguf_repo.h"
+#include "repo_command.h"
 
 namespace memfit::cli {
 namespace {
@@ -341,55 +343,20 @@ int run_gguf_estimate(const GgufArgs& args) {
 
 bool try_gguf_repo_table(const GgufArgs& args) {
   hub::HubClient client(hub::HubOptions::from_environment());
-  const std::vector<checkpoint::HubFile> listed = checkpoint::list_hub_gguf(client, args.target);
-  if (listed.empty()) return false;
-  // One row per model: a split model's files together, under its first file's name.
-  struct Row {
-    std::string file;
-    int files = 0;
-    std::optional<std::uint64_t> size = 0;
-  };
-  std::vector<Row> rows;
-  std::map<std::string, std::size_t> by_prefix;
-  for (const auto& f : listed) {
-    const SplitName s = split_name(f.name);
-    const std::string key = s.count > 0 ? s.prefix + "#" + std::to_string(s.count) : f.name;
-    auto [it, fresh] = by_prefix.emplace(key, rows.size());
-    if (fresh) rows.push_back({s.count > 0 ? split_file_name(s.prefix, 1, s.count) : f.name, 0, 0});
-    Row& r = rows[it->second];
-    ++r.files;
-    r.size = r.size && f.size ? std::optional<std::uint64_t>(*r.size + *f.size) : std::nullopt;
-  }
-  // The dims are the same in every quantization: one header (the first model's first file).
   const LlamaCppOptions o = options_of(args);
-  const std::optional<double> vram = args.vram.empty() ? std::nullopt : std::optional<double>(memory_size(args.vram, "--vram"));
-  const GgufModel m = checkpoint::open_hub_gguf_model(client, args.target, rows.front().file);
-  LlamaCppOptions full = o;
-  full.gpu_layers = -1;
-  const LlamaCppEstimate e = cli_value(capture([&] { return llamacpp_estimate(m, full); }));
-  const double beside = e.gpu.kv + e.gpu.compute + e.gpu.overhead;
-  Json out = {{"format", "gguf-repo"}, {"repo", args.target}, {"architecture", m.architecture},
-              {"ctx_size", o.ctx_size}, {"n_ctx", e.n_ctx}, {"kv_cache", e.gpu.kv}, {"compute", e.gpu.compute},
-              {"overhead", e.gpu.overhead}, {"models", Json::array()}};
-  if (vram) out["vram"] = *vram;
-  if (!args.json)
-    fmt::print("{}: {} GGUF model{} ({}); all layers on the GPU at --ctx-size {}: KV cache {}, compute* {}, overhead {}\n",
-               args.target, rows.size(), rows.size() > 1 ? "s" : "", m.architecture, o.ctx_size, bytes_text(e.gpu.kv),
-               bytes_text(e.gpu.compute), bytes_text(e.gpu.overhead));
-  if (!args.json) fmt::print("{:<56} {:>6} {:>12} {:>12}{}\n", "file", "files", "size", "VRAM", vram ? "  fits" : "");
-  for (const auto& r : rows) {
-    const std::optional<double> need = r.size ? std::optional<double>(static_cast<double>(*r.size) + beside) : std::nullopt;
-    Json row = {{"file", r.file}, {"files", r.files}, {"size", r.size ? Json(*r.size) : Json(nullptr)},
-                {"vram_needed", need ? Json(*need) : Json(nullptr)}};
-    if (vram) row["fits"] = need ? Json(*need <= *vram) : Json(nullptr);
-    out["models"].push_back(row);
-    if (!args.json)
-      fmt::print("{:<56} {:>6} {:>12} {:>12}{}\n", r.file, r.files, r.size ? bytes_text(static_cast<double>(*r.size)) : "?",
-                 need ? bytes_text(*need) : "?", vram ? (need ? (*need <= *vram ? "  yes" : "  no") : "  ?") : "");
+  repo::GgufRepoOptions options{o, std::nullopt};
+  if (!args.vram.empty()) options.vram = memory_size(args.vram, "--vram");
+  repo::RepoFiles files = list_repo(args.target, &client);
+  if (repo::gguf_repo_listing(files).models.empty()) return false;
+  gather_repo(repo::RepoKind::kGguf, files, args.target, &client);
+  const repo::RepoReport report = cli_value(capture([&] { return repo::gguf_repo_report(files, options); }));
+  if (!args.json) {
+    print_repo_report(report);
+    return true;
   }
-  if (args.json) fmt::print("{}\n", out.dump(2));
-  else
-    fmt::print("size: the files' bytes (headers included); VRAM: size + KV cache + compute + overhead\n* {}\n", e.compute_note);
+  Json out = {{"format", "gguf-repo"}, {"repo", args.target}};
+  for (auto it = report.fields.begin(); it != report.fields.end(); ++it) out[it.key()] = it.value();
+  fmt::print("{}\n", out.dump(2));
   return true;
 }
 

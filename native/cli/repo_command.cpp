@@ -10,6 +10,7 @@
 #include "cli_error.h"
 #include "exit_codes.h"
 #include "file_reader.h"
+#include "gguf_files.h"
 #include "memfit/format/safetensors.h"
 #include "memfit/report/ascii_table.h"
 
@@ -71,8 +72,16 @@ void read_need(const repo::FileNeed& need, repo::RepoFiles& files, const std::st
   const std::string key = need.key();
   const bool hub = !need.repo.empty() || is_hub(target);
   const std::string repo = need.repo.empty() ? target : need.repo;
-  if (need.form == repo::FileNeed::Form::kGgufHeader)
-    throw CliError{kExitUnsupported, fmt::format("{}: GGUF headers are read by the GGUF commands", key)};
+  if (need.form == repo::FileNeed::Form::kGgufHeader) {
+    // Read to the header's end at once (need.bytes is a first guess for readers that cannot
+    // tell where the header ends): the parser's reads, the same as `memfit inspect FILE.gguf`.
+    const checkpoint::GgufHeaderBytes h =
+        hub ? checkpoint::read_hub_gguf_header_bytes(*client, repo, need.path)
+            : checkpoint::read_gguf_header_bytes((fs::path(target) / need.path).string());
+    files.binaries[key] = h.bytes;
+    files.sizes[key] = h.file_size;
+    return;
+  }
   if (!hub) {
     const fs::path file = fs::path(target) / need.path;
     std::error_code ec;
@@ -149,18 +158,19 @@ void gather_repo(repo::RepoKind kind, repo::RepoFiles& files, const std::string&
                                                   repo::kMaxRepoSteps));
 }
 
-int run_repo_report(repo::RepoKind kind, repo::RepoFiles files, const RepoArgs& args,
-                    hub::HubClient* client) {
-  gather_repo(kind, files, args.target, client);
-  const repo::RepoReport report = repo::repo_report(kind, files, args.options);
-  if (args.json) {
-    fmt::print("{}\n", repo::report_json(report).dump(2));
-    return kExitOk;
-  }
+void print_repo_report(const repo::RepoReport& report) {
   if (!report.title.empty()) fmt::print("{}\n", report.title);
   for (const auto& t : report.tables) fmt::print("{}\n", create_ascii_table(t.columns, t.rows, t.title));
   for (const auto& l : report.lines) fmt::print("{}\n", l);
   for (const auto& n : report.notes) fmt::print("note: {}\n", n);
+}
+
+int run_repo_report(repo::RepoKind kind, repo::RepoFiles files, const RepoArgs& args,
+                    hub::HubClient* client) {
+  gather_repo(kind, files, args.target, client);
+  const repo::RepoReport report = repo::repo_report(kind, files, args.options);
+  if (args.json) fmt::print("{}\n", repo::report_json(report).dump(2));
+  else print_repo_report(report);
   return kExitOk;
 }
 

@@ -23,7 +23,10 @@ struct RepoArgs {
   bool json = false;
 };
 
-// Prints the report (tables, then lines and notes; or the JSON of report_json). Exit code.
+// The report as text: its title, tables, then lines and notes.
+void print_repo_report(const repo::RepoReport& report);
+
+// Prints the report (print_repo_report, or the JSON of report_json). Exit code.
 int run_repo_report(repo::RepoKind kind, repo::RepoFiles files, const RepoArgs& args,
                     hub::HubClient* client);
 

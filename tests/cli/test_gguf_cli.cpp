@@ -205,6 +205,58 @@ TEST_CASE("GGUF repo on the Hub: one row per quantization (splits as one), sizes
   CHECK(j["kv_cache"].get<double>() > 0);
 }
 
+TEST_CASE("GGUF repo: `memfit estimate ORG/NAME` prints core's quantization table, one header read by Range") {
+  test::GgufSpec s = test::llama_gguf(2, 256, 4, 4, 512, 512, 8);
+  const std::string q4 = test::build_gguf(s);
+  MockHub hub;
+  hub.add_model("org/tiny-GGUF", "gguf", {{"tiny-Q4_K_M.gguf", q4}});
+  hub.add_raw("/api/models/org/tiny-GGUF", 200,
+              R"({"id":"org/tiny-GGUF","library_name":"gguf","siblings":[{"rfilename":"README.md","size":10},)"
+              R"({"rfilename":"config.json","size":2},)"  // a GGUF repo that also has a config: library_name decides
+              R"({"rfilename":"tiny-Q4_K_M.gguf","size":)" + std::to_string(q4.size()) + R"(},)"
+              R"({"rfilename":"tiny-Q8_0.gguf","size":9000000000},)"
+              R"({"rfilename":"mmproj-tiny-f16.gguf","size":1000}]})");
+  const std::map<std::string, std::string> env = {{"HF_ENDPOINT", hub.endpoint()}};
+  auto r = run_memfit({"estimate", "org/tiny-GGUF", "--vram", "4GiB"}, env);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("quantizations at --ctx-size 4096") != std::string::npos);
+  CHECK(r.out.find("tiny-Q4_K_M.gguf (header read)") != std::string::npos);
+  CHECK(r.out.find("tiny-Q8_0.gguf") != std::string::npos);
+  CHECK(r.out.find("vision projector") != std::string::npos);
+  // Only Q4_K_M's header, by Range; nothing of the others.
+  for (const auto& q : hub.requests()) {
+    CHECK(q.path.find("tiny-Q8_0") == std::string::npos);
+    CHECK(q.path.find("mmproj") == std::string::npos);
+    CHECK(q.path.find("config.json") == std::string::npos);
+    if (q.path.find("tiny-Q4_K_M") != std::string::npos) CHECK_FALSE(q.range.empty());
+  }
+  const auto j = run_json({"estimate", "org/tiny-GGUF", "--vram", "4GiB", "--context", "2048", "--json"}, env);
+  CHECK(j["kind"] == "gguf");
+  const auto& models = j["fields"]["models"];
+  REQUIRE(models.size() == 2);
+  CHECK(models[0]["file"] == "tiny-Q4_K_M.gguf");
+  CHECK(models[0]["fits"] == true);
+  CHECK(models[0]["max_gpu_layers"] == 3);
+  CHECK(models[1]["fits"] == false);
+  CHECK(j["fields"]["ctx_size"] == 2048);
+  // `inspect` gives the same rows (one implementation in core).
+  const auto ins = run_json({"inspect", "org/tiny-GGUF", "--vram", "4GiB", "--ctx-size", "2048", "--json"}, env);
+  CHECK(ins["format"] == "gguf-repo");
+  CHECK(ins["models"] == models);
+}
+
+TEST_CASE("GGUF repo: `memfit estimate FOLDER` of GGUF files reads the local header") {
+  const std::string dir = test::scratch_dir("gguf-repo");
+  test::write_file(dir + "/tiny-Q4_K_M.gguf", test::build_gguf(test::llama_gguf(2, 256, 4, 4, 512, 512, 8)));
+  test::write_file(dir + "/tiny-F16.gguf", std::string(100, 'x'));  // not read: only the representative is
+  const auto j = run_json({"estimate", dir, "--json"});
+  CHECK(j["kind"] == "gguf");
+  REQUIRE(j["fields"]["models"].size() == 2);
+  CHECK(j["fields"]["models"][1]["file"] == "tiny-Q4_K_M.gguf");
+  CHECK(j["fields"]["models"][1]["exact"] == true);
+  CHECK(j["fields"]["model"]["block_count"] == 2);
+}
+
 TEST_CASE("GGUF hostile: a truncated file and a bad type fail with the file named, exit 3") {
   const std::string good = test::build_gguf(test::llama_gguf(1, 64, 2, 2, 64, 128, 0));
   const std::string path = write_temp("cut.gguf", good.substr(0, 100));

@@ -65,6 +65,10 @@ struct FileNeed {
   std::string path;
   Form form = Form::kText;
   bool optional = false;  // absent is fine (the kind falls back, e.g. to the config alone)
+  // kGgufHeader: the leading bytes to read (the file's size at most). A header longer than them
+  // is asked for again with twice as many; a reader that reads to the header's end (the CLI's)
+  // may ignore it.
+  std::uint64_t bytes = 0;
   std::string key() const { return file_key(repo, path); }
 };
 
@@ -72,7 +76,7 @@ constexpr int kMaxRepoSteps = 4;
 
 // The files still to read; empty when repo_report() can answer. Needs already present in
 // `files` (or known absent: the caller records an absent optional file as an empty text) are
-// never repeated.
+// never repeated, but for a GGUF header whose bytes end inside it (asked again, `bytes` doubled).
 std::vector<FileNeed> repo_needs(RepoKind kind, const RepoFiles& files);
 
 // A generic table: the CLI prints it (create_ascii_table), the page renders it.
