@@ -11,7 +11,7 @@
 
 import { engine, isError } from './js/api.js';
 import { el, replaceChildren } from './js/dom.js';
-import { withCommas } from './js/format.js';
+import { convertBytes, withCommas } from './js/format.js';
 import { fitLine, inferenceRequest } from './js/inference.js';
 import { errorTitle, estimateRequest, fromHub, ModelError } from './js/model.js';
 import { HubError } from './js/hub.js';
@@ -102,7 +102,7 @@ async function repoView(repo, gpu, context) {
   const options = { gpu_bytes: g.bytes };
   if (context > 0) options.context = context;
   const report = await reportWith(repo.request, options);
-  const line = repoAnswer(report);
+  const line = repoAnswer(report, `${g.name} (${convertBytes(g.bytes)})`);
   return [
     el('p', { class: 'title' }, repo.request.repo),
     el('p', { class: 'facts' }, report.title || report.kind),

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { errorOf, openPage, pageJson, settle, shot } from './support/browser.mjs';
 import { memfit } from './support/cli.mjs';
 import { startPageEnv } from './support/page-env.mjs';
-import { GGUF_QUANTS, PEFT_BASE } from './support/repo-fixtures.mjs';
+import { GGUF_FIRST_READ, GGUF_QUANTS, PEFT_BASE } from './support/repo-fixtures.mjs';
 
 let env;
 before(async () => { env = await startPageEnv(); });
@@ -92,14 +92,16 @@ describe('repo kinds on the page', () => {
   });
 
   test('a GGUF header longer than the first read: read again, larger, by Range only', async () => {
-    // the fixtures' vocabulary makes each header ~500 KB: more than the first 64 KiB asked
+    // the fixtures' vocabulary makes each header ~1.4 MB: more than the first 1 MiB core asks
     const before = env.hub.log.length;
     const { context, expected } = await sameAsCli('memfit-test/llama-13b-gguf', 'gguf');
     const reads = env.hub.log.slice(before).filter((l) => l.path.endsWith('.gguf'));
     if (expected.report) {
       assert.ok(reads.length > 0, 'the GGUF files are read');
       assert.ok(reads.every((l) => /^bytes=0-\d+$/.test(l.range || '')), `by Range only: ${JSON.stringify(reads)}`);
-      assert.ok(reads.some((l) => Number(/-(\d+)/.exec(l.range)[1]) + 1 > 64 * 1024), 'a larger read follows the first');
+      const ends = reads.map((l) => Number(/-(\d+)/.exec(l.range)[1]) + 1);
+      assert.equal(ends[0], GGUF_FIRST_READ, 'the first read is what core asks');
+      assert.ok(ends.some((n) => n > GGUF_FIRST_READ), `a larger read follows the first: ${ends}`);
     }
     await context.close();
   });

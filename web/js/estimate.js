@@ -6,7 +6,7 @@
 import { engine, isError } from './api.js';
 import { replaceChildren } from './dom.js';
 import { HubError } from './hub.js';
-import { withCommas } from './format.js';
+import { convertBytes, withCommas } from './format.js';
 import { gpuById } from './gpus.js';
 import { readInputs, shareUrl, updateUrl } from './inputs.js';
 import { ModelError, estimateRequest, fromHub } from './model.js';
@@ -168,7 +168,7 @@ export async function showRepo() {
     };
     const gpu = gpuById(state.rgpu);
     replaceChildren($('report'), view.renderRepoReport(report, {
-      name: model.name, sourceNotes: model.notes,
+      name: model.name, sourceNotes: model.notes, answer: gpu ? view.repoAnswer(report, `${gpu.name} (${convertBytes(gpu.bytes)})`) : '',
       options: `For ${gpu?.name} (${withCommas(gpu?.gib ?? 0)} GiB) at ${state.context > 0 ? `${withCommas(state.context)} tokens`
         : 'the default context'} — change them under “Will it run?” below.`,
     }));

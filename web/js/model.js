@@ -92,9 +92,11 @@ export async function fromHub(o) {
     const answer = await configAnswer;
     // A repo of another kind (GGUF files, a diffusers pipeline, sentence-transformers, a PEFT
     // adapter): core's repo() tells from the listing, and says which files it needs. A
-    // transformers/timm repo with its config.json is one model, as before, without asking it
-    // (that would load the second module for every model).
-    if (!wanted && !((library === 'transformers' || library === 'timm') && 'text' in answer)) {
+    // transformers/timm repo is one model, as before, without asking it (that would load the
+    // second module for every model) — unless a transformers repo has no config.json (GGUF
+    // repos often say "transformers"; a timm model can be built from its name alone).
+    const noConfig = 'error' in answer && answer.error instanceof HubError && answer.error.kind === 'entry_not_found';
+    if (!wanted && ((noConfig && library !== 'timm') || (library !== 'transformers' && library !== 'timm'))) {
       const { askRepo, listingRequest } = await import('./repo.js');
       const req = listingRequest(id, info, hubLibrary);
       req.options = o.repoOptions || {};

@@ -3,7 +3,7 @@
 // sentence-transformers, a PEFT adapter and its base), answered by core's `repo` api function
 // (docs/api.md, core/include/memfit/repo/repo_kind.h) in rounds: the module says which files it
 // needs, this reads them from the Hub (texts whole, safetensors headers and GGUF leading bytes by
-// HTTP Range) and asks again, until it answers with a report. Loaded only for such a repo; the
+// HTTP Range: as many as the need's `bytes`) and asks again, until it answers with a report. Loaded only for such a repo; the
 // worker sends the call to memfit-all.wasm (the first module answers not_in_this_module).
 // Shared by the page (model.js, estimate.js) and the widget (embed.js).
 
@@ -11,10 +11,9 @@ import { engine, isError } from './api.js';
 import { FIRST_RANGE, HubError } from './hub.js';
 import { ModelError } from './model.js';
 
-/** The GGUF header is read in ranges that start at 64 KiB and double, as the CLI reads it. */
-const MAX_GGUF_READ = 256 * 1024 * 1024;
-/** Rounds of needs (core asks in at most kMaxRepoSteps) plus rounds that grow a GGUF read. */
-const MAX_ROUNDS = 24;
+/** Rounds of needs: core asks in at most kMaxRepoSteps, plus a GGUF header's reads (1 MiB
+ * doubling to core's cap of 256 MiB). */
+const MAX_ROUNDS = 16;
 
 /**
  * @typedef {object} RepoRequest   the `repo` request (docs/api.md) — the files read so far
@@ -38,6 +37,7 @@ const MAX_ROUNDS = 24;
  * @property {any} fields
  */
 /** @typedef {{kind: string, request: RepoRequest, report: RepoReport | null}} RepoAnswer */
+/** @typedef {{repo: string, path: string, form: string, optional: boolean, bytes?: number}} Need */
 
 /**
  * The first request: the listing of /api/models/{id}?blobs=true (siblings with sizes).
@@ -69,10 +69,9 @@ const keyOf = (n) => (n.repo ? `${n.repo}:${n.path}` : n.path);
  * Reads one need into the request. An optional file that is absent is recorded as an empty text
  * (as the CLI does: core then falls back).
  * @param {import('./hub.js').HubClient} hub @param {RepoRequest} req
- * @param {{repo: string, path: string, form: string, optional: boolean}} need
- * @param {Map<string, {need: any, bytes: number}>} reads  GGUF reads so far, by key
+ * @param {Need} need
  */
-async function readNeed(hub, req, need, reads) {
+async function readNeed(hub, req, need) {
   const key = keyOf(need);
   const repo = need.repo || req.repo;
   try {
@@ -82,9 +81,10 @@ async function readNeed(hub, req, need, reads) {
       req.headers[key] = new TextDecoder().decode(h.bytes.subarray(8));
       if (h.total !== null) req.sizes[key] = h.total;
     } else if (need.form === 'gguf_header') {
-      const want = Math.max(FIRST_RANGE, 2 * (reads.get(key)?.bytes || 0));
+      // as many leading bytes as core asks (it asks again, for twice as many, while the header
+      // runs past them)
+      const want = need.bytes && need.bytes > 0 ? need.bytes : FIRST_RANGE;
       const r = await hub.range(repo, need.path, 0, want - 1);
-      reads.set(key, { need, bytes: r.bytes.length });
       req.binaries[key] = base64(r.bytes);
       if (r.total !== null && req.sizes[key] === undefined) req.sizes[key] = r.total;
     } else {
@@ -100,18 +100,6 @@ async function readNeed(hub, req, need, reads) {
 }
 
 /**
- * GGUF reads that may be cut short: the ones shorter than their file. Doubling them answers a
- * parser that reports gguf_truncated (the header is longer than what was read).
- * @param {import('./hub.js').HubClient} hub @param {RepoRequest} req
- * @param {Map<string, {need: any, bytes: number}>} reads
- */
-async function growGguf(hub, req, reads) {
-  const short = [...reads].filter(([key, r]) => r.bytes < MAX_GGUF_READ && (req.sizes[key] === undefined || r.bytes < req.sizes[key]));
-  await Promise.all(short.map(([, r]) => readNeed(hub, req, r.need, reads)));
-  return short.length > 0;
-}
-
-/**
  * Asks the module until it answers with a report (or says the repo is one model: kind "model").
  * Errors: ModelError with core's code (or the Hub's kind).
  * @param {import('./hub.js').HubClient} hub @param {RepoRequest} req
@@ -119,21 +107,16 @@ async function growGguf(hub, req, reads) {
  * @returns {Promise<RepoAnswer>}
  */
 export async function askRepo(hub, req, progress) {
-  /** @type {Map<string, {need: any, bytes: number}>} */
-  const reads = new Map();
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const reply = await engine().call('repo', req);
-    if (isError(reply)) {
-      if (reply.error.code === 'gguf_truncated' && await growGguf(hub, req, reads)) continue;
-      throw new ModelError(reply.error.code, reply.error.message);
-    }
+    if (isError(reply)) throw new ModelError(reply.error.code, reply.error.message);
     req.kind = reply.kind;
     if (reply.kind === 'model' || reply.report) return { kind: reply.kind, request: req, report: reply.report || null };
-    /** @type {{repo: string, path: string, form: string, optional: boolean}[]} */
+    /** @type {Need[]} */
     const needs = reply.needs || [];
     if (!needs.length) throw new ModelError('internal', `${req.repo}: the module asked for nothing and answered nothing`);
     progress?.(`Reading ${needs.length} file${needs.length === 1 ? '' : 's'} of ${req.repo} (${reply.kind})…`);
-    await Promise.all(needs.map((n) => readNeed(hub, req, n, reads)));
+    await Promise.all(needs.map((n) => readNeed(hub, req, n)));
   }
   throw new ModelError('internal', `${req.repo}: still needs files after ${MAX_ROUNDS} rounds`);
 }
