@@ -106,7 +106,7 @@ async function repoView(repo, gpu, context) {
   return [
     el('p', { class: 'title' }, repo.request.repo),
     el('p', { class: 'facts' }, report.title || report.kind),
-    line ? el('p', { class: 'fit', part: 'fit' }, line) : null,
+    line ? el('p', { class: `fit${line.fits ? '' : ' no'}`, part: 'fit' }, line.text) : null,
     report.tables.length ? repoTable(report.tables[0], 0) : null,
   ];
 }

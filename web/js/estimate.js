@@ -168,7 +168,7 @@ export async function showRepo() {
     };
     const gpu = gpuById(state.rgpu);
     replaceChildren($('report'), view.renderRepoReport(report, {
-      name: model.name, sourceNotes: model.notes, answer: gpu ? view.repoAnswer(report, `${gpu.name} (${convertBytes(gpu.bytes)})`) : '',
+      name: model.name, sourceNotes: model.notes, answer: gpu ? view.repoAnswer(report, `${gpu.name} (${convertBytes(gpu.bytes)})`) : null,
       options: `For ${gpu?.name} (${withCommas(gpu?.gib ?? 0)} GiB) at ${state.context > 0 ? `${withCommas(state.context)} tokens`
         : 'the default context'} — change them under “Will it run?” below.`,
     }));

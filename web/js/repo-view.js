@@ -21,7 +21,8 @@ export function repoTable(t, i) {
 
 /**
  * The whole report (the page's results card).
- * @param {RepoReport} r @param {{name: string, sourceNotes?: string[], options?: string, answer?: string}} extra
+ * @param {RepoReport} r
+ * @param {{name: string, sourceNotes?: string[], options?: string, answer?: {text: string, fits: boolean} | null}} extra
  */
 export function renderRepoReport(r, extra) {
   const root = el('div', { class: 'report repo-report', 'data-kind': r.kind });
@@ -29,7 +30,7 @@ export function renderRepoReport(r, extra) {
     el('h2', { id: 'results-title', class: 'model-name' }, extra.name),
     el('p', { class: 'facts' }, r.title || r.kind),
   );
-  if (extra.answer) root.append(el('p', { class: 'verdict repo-answer' }, el('strong', {}, extra.answer)));
+  if (extra.answer) root.append(el('p', { class: `verdict repo-answer${extra.answer.fits ? ' fits' : ''}` }, el('strong', {}, extra.answer.text)));
   if (extra.options) root.append(el('p', { class: 'check' }, extra.options));
   for (const n of extra.sourceNotes || []) root.append(el('p', { class: 'check' }, n));
   r.tables.forEach((t, i) => root.append(repoTable(t, i)));
@@ -44,6 +45,7 @@ export function renderRepoReport(r, extra) {
  * diffusers, the first offload mode that fits (fields.offload). From the report's fields, for the
  * GPU they were asked for (`gpu`: its name and memory, as the line should say it).
  * @param {RepoReport} r @param {string} gpu
+ * @returns {{text: string, fits: boolean} | null}
  */
 export function repoAnswer(r, gpu) {
   const f = r.fields || {};
@@ -53,20 +55,20 @@ export function repoAnswer(r, gpu) {
     const name = (/** @type {any} */ m) => m.quant || m.file;
     if (fits.length) {
       const best = fits.reduce((/** @type {any} */ a, /** @type {any} */ b) => (b.vram_needed > a.vram_needed ? b : a));
-      return `Largest that fits ${gpu} ${at}: ${name(best)} (${convertBytes(best.vram_needed)} with every layer on the GPU)`;
+      return { fits: true, text: `Largest that fits ${gpu} ${at}: ${name(best)} (${convertBytes(best.vram_needed)} with every layer on the GPU)` };
     }
     const smallest = f.models.find((/** @type {any} */ m) => typeof m.vram_needed === 'number');
-    if (!smallest) return '';
-    return `None fits ${gpu} ${at}: the smallest, ${name(smallest)}, needs ${convertBytes(smallest.vram_needed)}` +
-      (smallest.max_gpu_layers ? ` (--gpu-layers ${smallest.max_gpu_layers} fits, the rest on the CPU)` : '');
+    if (!smallest) return null;
+    return { fits: false, text: `None fits ${gpu} ${at}: the smallest, ${name(smallest)}, needs ${convertBytes(smallest.vram_needed)}` +
+      (smallest.max_gpu_layers ? ` (--gpu-layers ${smallest.max_gpu_layers} fits, the rest on the CPU)` : '') };
   }
   if (r.kind === 'diffusers' && f.offload && f.gpu_bytes > 0) {
     const modes = [['none', 'with no offload'], ['model', 'with enable_model_cpu_offload()'], ['sequential', 'with enable_sequential_cpu_offload()']];
     const mode = modes.find(([k]) => f.offload[k]?.fits === true);
-    if (!mode) return `Does not fit ${gpu}, even with enable_sequential_cpu_offload() (weights alone)`;
-    return `Fits ${gpu} ${mode[1]}: ${convertBytes(f.offload[mode[0]].peak_bytes)} of weights at the peak`;
+    if (!mode) return { fits: false, text: `Does not fit ${gpu}, even with enable_sequential_cpu_offload() (weights alone)` };
+    return { fits: true, text: `Fits ${gpu} ${mode[1]}: ${convertBytes(f.offload[mode[0]].peak_bytes)} of weights at the peak` };
   }
-  return '';
+  return null;
 }
 
 /** @param {string} s */
