@@ -47,37 +47,47 @@ LoraPlan lora_plan(const TensorTree& tree, std::int64_t vocab, std::int64_t rank
     throw Error(ErrorCode::kInvalidArgument, fmt::format("LoRA rank must be at least 1, got {}", rank));
   if (targets.empty())
     throw Error(ErrorCode::kInvalidArgument, "LoRA: no target modules given (names, or all-linear)");
+  const bool all_linear = targets.size() == 1 && (targets[0] == "all-linear" || targets[0] == "ALL-LINEAR");
+  std::string names;
+  for (std::size_t i = 0; i < targets.size(); ++i) names += (i ? ", " : "") + targets[i];
+  return lora_plan(
+      tree, vocab,
+      [&](const std::string& name, const LinearLayer* l) -> std::optional<std::int64_t> {
+        if (all_linear) return l && l->is_linear() && !l->output_head ? std::optional<std::int64_t>(rank) : std::nullopt;
+        for (const auto& t : targets)
+          if (matches(name, t)) return rank;
+        return std::nullopt;
+      },
+      "{" + names + "}", " (PEFT matches a module whose name is a target or ends with '.' + target)");
+}
+
+LoraPlan lora_plan(const TensorTree& tree, std::int64_t vocab, const LoraSelect& select,
+                   std::string_view targets_text, std::string_view how_matched) {
   const std::vector<LinearLayer> layers = linear_layers(tree, vocab);
   std::vector<const LinearLayer*> by_module(tree.modules.size(), nullptr);  // module → its layer
   for (const auto& l : layers) by_module[static_cast<std::size_t>(l.module)] = &l;
 
-  const bool all_linear = targets.size() == 1 && (targets[0] == "all-linear" || targets[0] == "ALL-LINEAR");
   LoraPlan plan;
   for (std::size_t mi = 1; mi < tree.modules.size(); ++mi) {
     const std::string& name = tree.modules[mi].name;
     const LinearLayer* l = by_module[mi];
-    bool hit = false;
-    if (all_linear) {
-      hit = l && l->is_linear() && !l->output_head;
-    } else {
-      for (const auto& t : targets) hit = hit || matches(name, t);
-    }
-    if (!hit) continue;
+    const std::optional<std::int64_t> rank = select(name, l);
+    if (!rank) continue;
     if (!l)
       throw Error(ErrorCode::kInvalidArgument,
                   fmt::format("LoRA: target module '{}' ({}) is not supported; PEFT's LoRA wraps "
                               "torch.nn.Linear, Embedding, Conv1d/2d/3d and transformers' Conv1D",
                               name, tree.modules[mi].class_name));
-    plan.adapters.push_back(adapter_for(*l, name, rank));
+    if (*rank < 1 || *rank > kMaxDim)
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("LoRA rank must be at least 1, got {} (module '{}')", *rank, name));
+    plan.adapters.push_back(adapter_for(*l, name, *rank));
     plan.trainable_parameters += plan.adapters.back().parameters();
   }
-  if (plan.adapters.empty()) {
-    std::string names;
-    for (std::size_t i = 0; i < targets.size(); ++i) names += (i ? ", " : "") + targets[i];
+  if (plan.adapters.empty())
     throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("LoRA: target modules {{{}}} not found in the base model (PEFT matches "
-                            "a module whose name is a target or ends with '.' + target)", names));
-  }
+                fmt::format("LoRA: target modules {} not found in the base model{}", targets_text,
+                            how_matched));
   return plan;
 }
 

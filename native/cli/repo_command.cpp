@@ -70,7 +70,13 @@ bool is_hub(const std::string& target) {
 void read_need(const repo::FileNeed& need, repo::RepoFiles& files, const std::string& target,
                hub::HubClient* client) {
   const std::string key = need.key();
-  const bool hub = !need.repo.empty() || is_hub(target);
+  // Another repo (a PEFT adapter's base model) is a folder when that path is one, as
+  // from_pretrained looks locally first; else a Hub id.
+  std::error_code dir_ec;
+  const bool other_folder = !need.repo.empty() && fs::is_directory(need.repo, dir_ec);
+  if (!need.repo.empty() && !other_folder && !hub::looks_like_repo_id(need.repo))
+    throw CliError{kExitFile, fmt::format("{}: '{}' is neither a folder nor a Hub id (ORG/NAME)", key, need.repo)};
+  const bool hub = !other_folder && (!need.repo.empty() || is_hub(target));
   const std::string repo = need.repo.empty() ? target : need.repo;
   if (need.form == repo::FileNeed::Form::kGgufHeader) {
     // Read to the header's end at once (need.bytes is a first guess for readers that cannot
@@ -83,7 +89,7 @@ void read_need(const repo::FileNeed& need, repo::RepoFiles& files, const std::st
     return;
   }
   if (!hub) {
-    const fs::path file = fs::path(target) / need.path;
+    const fs::path file = fs::path(other_folder ? need.repo : target) / need.path;
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) {
       if (need.optional) { files.texts[key] = ""; return; }

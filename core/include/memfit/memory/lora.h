@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +43,16 @@ std::vector<std::string> parse_lora_targets(std::string_view comma_separated);
 // matched module is of a type LoRA cannot wrap.
 LoraPlan lora_plan(const TensorTree& tree, std::int64_t vocab, std::int64_t rank,
                    const std::vector<std::string>& targets);
+
+// Any selection of modules: a module's dotted name and its layer (null when it is no layer LoRA
+// can wrap) → the rank it is wrapped at, or nothing. A saved adapter_config.json's rules
+// (target_modules as names or a regex, exclude_modules, layers_to_transform, rank_pattern) are
+// such a function (core/repo/peft_config.cpp); the list form above is another.
+using LoraSelect = std::function<std::optional<std::int64_t>(const std::string& module, const LinearLayer* layer)>;
+
+// The same errors as above; `targets_text` names the selection in them ("{q_proj, v_proj}", a
+// regex) and `how_matched` (may be empty) follows "not found in the base model".
+LoraPlan lora_plan(const TensorTree& tree, std::int64_t vocab, const LoraSelect& select,
+                   std::string_view targets_text, std::string_view how_matched = {});
 
 }  // namespace memfit

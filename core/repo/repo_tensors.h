@@ -1,0 +1,59 @@
+// core/repo/repo_tensors.h — tensors as the sentence-transformers and PEFT kinds size them: read
+// from a safetensors header the caller fetched, or from a model's stored form, each with its
+// bytes at its own dtype or at the dtype the caller asked for (RepoOptions::dtype).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memfit/model/dtype.h"
+#include "memfit/model/model.h"
+#include "memfit/repo/repo_kind.h"
+
+namespace memfit::repo {
+
+struct SizedTensor {
+  std::string name;
+  DType dtype = DType::kF32;
+  Shape shape;
+  std::uint64_t numel = 0;
+  std::uint64_t bytes = 0;  // as stored (a quantized piece keeps its own)
+};
+
+// RepoOptions::dtype as a DType (nothing when ""); throws Error(kInvalidArgument) naming it.
+std::optional<DType> option_dtype(const RepoOptions& options);
+
+// The bytes of `t` when floats are cast to `cast` (integer and quantized pieces keep theirs).
+std::uint64_t bytes_as(const SizedTensor& t, std::optional<DType> cast);
+
+// The tensors of the safetensors header read under `key` (its file size checked when known).
+// Throws the parser's error, prefixed with the repo and file.
+std::vector<SizedTensor> header_tensors(const RepoFiles& files, const std::string& key);
+
+// A model's checkpoint as transformers would store it, from its config alone (stored_form.h).
+std::vector<SizedTensor> stored_tensors(const Model& model);
+
+// Totals over tensors: parameters (the floating tensors' elements: a saved integer buffer such as
+// BERT's position_ids is no parameter) and bytes at `cast`.
+struct TensorTotals {
+  std::uint64_t parameters = 0;
+  std::uint64_t bytes = 0;
+};
+TensorTotals totals(const std::vector<SizedTensor>& tensors, std::optional<DType> cast);
+
+// The dtypes of tensors as one word ("float32", "bfloat16+float32"), largest share first; the
+// cast dtype when one is asked.
+std::string dtype_summary(const std::vector<SizedTensor>& tensors, std::optional<DType> cast);
+
+// "1.2 GB" as the CLI's tables print sizes (accelerate's convert_bytes).
+std::string size_text(std::uint64_t bytes);
+
+// "model.layers.12.mlp" → "model.layers.*.mlp": numbered siblings grouped in report tables.
+std::string generic_name(const std::string& name);
+
+// `path` inside a module folder: "" → file, "1_Pooling" → "1_Pooling/file".
+std::string join_path(const std::string& folder, const std::string& file);
+
+}  // namespace memfit::repo
