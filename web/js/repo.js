@@ -79,7 +79,7 @@ async function readNeed(hub, req, need) {
       const h = await hub.safetensorsHeader(repo, need.path);
       // core takes the header's JSON text (the N bytes after the 8-byte length) and the file size
       req.headers[key] = new TextDecoder().decode(h.bytes.subarray(8));
-      if (h.total !== null) req.sizes[key] = h.total;
+      if (h.total !== null && req.sizes[key] === undefined) req.sizes[key] = h.total;
     } else if (need.form === 'gguf_header') {
       // as many leading bytes as core asks (it asks again, for twice as many, while the header
       // runs past them)
