@@ -15,7 +15,7 @@
 //                                reply only): when the module had loaded, ms since the epoch
 //        {id, failure}           a module itself could not load or threw (not an api error)
 
-/** @typedef {{wasm: any, functions: Set<string>}} Loaded */
+/** @typedef {{wasm: any, functions: Set<string>, all?: boolean}} Loaded */
 
 /** @param {string} file @returns {Promise<Loaded>} */
 function load(file) {
@@ -115,9 +115,10 @@ self.onmessage = async (event) => {
     let text = m.wasm[fn](...(args || []));
     let ms = performance.now() - t0;
     const code = errorCode(text);
-    if (!all && (code === 'unknown_model_type' || code === 'not_in_this_module')) {
+    // (a call that started on the first module while another was fetching the second retries too)
+    if (!m.all && (code === 'unknown_model_type' || code === 'not_in_this_module')) {
       // A failed download is not kept: the next such call tries again.
-      all = load('memfit-all.mjs').catch((e) => {
+      all ||= load('memfit-all.mjs').then((loaded) => ({ ...loaded, all: true })).catch((e) => {
         all = null;
         throw e;
       });
