@@ -62,6 +62,10 @@ function base64(bytes) {
   return btoa(s);
 }
 
+/** The GGUF bytes read so far, per request and key (a larger read fetches only the rest). */
+/** @type {WeakMap<RepoRequest, Map<string, Uint8Array>>} */
+const held = new WeakMap();
+
 /** A need's file_key (repo_kind.h file_key): "path", or "ORG/NAME:path" for another repo. @param {{repo: string, path: string}} n */
 const keyOf = (n) => (n.repo ? `${n.repo}:${n.path}` : n.path);
 
@@ -82,10 +86,16 @@ async function readNeed(hub, req, need) {
       if (h.total !== null && req.sizes[key] === undefined) req.sizes[key] = h.total;
     } else if (need.form === 'gguf_header') {
       // as many leading bytes as core asks (it asks again, for twice as many, while the header
-      // runs past them)
+      // runs past them): only the bytes not yet held are fetched
       const want = need.bytes && need.bytes > 0 ? need.bytes : FIRST_RANGE;
-      const r = await hub.range(repo, need.path, 0, want - 1);
-      req.binaries[key] = base64(r.bytes);
+      const had = held.get(req)?.get(key) || new Uint8Array(0);
+      const r = had.length < want ? await hub.range(repo, need.path, had.length, want - 1) : { bytes: new Uint8Array(0), total: null };
+      const bytes = new Uint8Array(had.length + r.bytes.length);
+      bytes.set(had);
+      bytes.set(r.bytes, had.length);
+      if (!held.has(req)) held.set(req, new Map());
+      held.get(req)?.set(key, bytes);
+      req.binaries[key] = base64(bytes);
       if (r.total !== null && req.sizes[key] === undefined) req.sizes[key] = r.total;
     } else {
       req.texts[key] = await hub.file(repo, need.path);
