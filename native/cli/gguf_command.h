@@ -26,8 +26,10 @@ struct GgufArgs {
 bool is_gguf_target(const std::string& target);
 int run_gguf_inspect(const GgufArgs& args);
 int run_gguf_estimate(const GgufArgs& args);
-// `memfit inspect ORG/NAME` of a repo with .gguf files and no checkpoint transformers reads:
-// the quantization table. False when the repo lists no .gguf file.
+// `memfit inspect ORG/NAME` (or a folder) of a repo with .gguf files and no checkpoint
+// transformers reads: core's quantization table (memfit/repo/gguf_repo.h, the one `memfit
+// estimate ORG/NAME` and the api's repo print), with llama.cpp's flags. False when the repo
+// lists no .gguf model file.
 bool try_gguf_repo_table(const GgufArgs& args);
 // -ngl → --gpu-layers, -ctk → --cache-type-k, …: llama.cpp's short spellings, which CLI11
 // cannot declare (one dash, several letters), rewritten before parsing.
