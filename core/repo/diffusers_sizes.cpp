@@ -12,6 +12,7 @@
 #include "memfit/error.h"
 #include "memfit/format/checkpoint_index.h"
 #include "memfit/format/safetensors.h"
+#include "memfit/format/strict_json.h"
 #include "memfit/model/keep_fp32.h"
 #include "memfit/model/model.h"
 
@@ -104,12 +105,30 @@ std::string config_text(const RepoFiles& files, const Component& c) {
   return it == files.texts.end() ? std::string() : it->second;
 }
 
+// A single-tower CLIP config (model_type clip_text_model / clip_vision_model: what the text
+// encoders of Stable Diffusion, SDXL and FLUX carry) is the text or vision part of a "clip"
+// config; memfit's clip family reads a single-tower class from that part, as CLIPTextConfig.
+// from_pretrained does on a "clip" config. Other configs are passed as they are.
+std::string family_config(const std::string& config) {
+  Json j;
+  if (parse_strict_json(config, 1000, &j, JsonDialect::kPython) || !j.is_object()) return config;
+  auto type = j.find("model_type");
+  if (type == j.end() || !type->is_string()) return config;
+  const char* part = *type == "clip_text_model" ? "text_config" : *type == "clip_vision_model" ? "vision_config" : nullptr;
+  if (!part) return config;
+  Json wrapped = {{"model_type", "clip"}, {part, j}};
+  if (auto a = j.find("architectures"); a != j.end()) wrapped["architectures"] = *a;
+  for (const char* key : {"torch_dtype", "dtype"})
+    if (auto d = j.find(key); d != j.end()) wrapped[key] = *d;
+  return wrapped.dump();
+}
+
 // memfit's model for a transformers component's config (and its checkpoint, when read), built
 // as the class model_index.json names; nullopt with a note when memfit cannot build it.
 std::optional<Model> transformers_model(const Component& c, const std::string& config,
                                         std::vector<CheckpointTensor> checkpoint, ComponentSize& out) {
   EstimateRequest req;
-  req.config_text = config;
+  req.config_text = family_config(config);
   req.name = c.name;
   req.library = "transformers";
   req.mode = Mode::kMemfit;
@@ -122,8 +141,10 @@ std::optional<Model> transformers_model(const Component& c, const std::string& c
     m = build_model(req);
   }
   if (!m) {
+    // The reason without the list of every supported model_type that may follow it.
+    const std::string& why = m.error().message();
     out.notes.push_back(fmt::format("{}: memfit cannot read its config as {} ({})", c.name, c.class_name,
-                                    m.error().message()));
+                                    why.substr(0, why.find("; supported:"))));
     return std::nullopt;
   }
   return std::move(m).value();

@@ -153,8 +153,7 @@ TEST_CASE("estimate ORG/NAME: a diffusers pipeline on the Hub, headers by Range,
   check_sd_report(nlohmann::json::parse(r.out));
   bool ranged = false;
   for (const auto& q : hub.requests()) {
-    CHECK(q.path.find("fp16.safetensors") == std::string::npos ||
-          q.path.find("text_encoder") != std::string::npos);  // the UNet's fp16 variant: never
+    CHECK(q.path.find("unet/diffusion_pytorch_model.fp16") == std::string::npos);  // never the variant
     CHECK(q.path.find("tokenizer/") == std::string::npos);
     CHECK(q.path.find("scheduler/") == std::string::npos);
     if (q.path == "/org/sd/resolve/main/unet/diffusion_pytorch_model.safetensors") ranged = !q.range.empty();

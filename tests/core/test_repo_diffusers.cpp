@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "memfit/api/api.h"
 #include "memfit/error.h"
 #include "memfit/format/safetensors.h"
 #include "memfit/repo/repo_kind.h"
@@ -258,7 +259,7 @@ TEST_CASE("diffusers report: components at their stored dtypes, the total, and t
 
   // The generic tables: one row per component plus the total; the three modes.
   REQUIRE(rep.tables.size() == 2);
-  CHECK(rep.tables[0].rows.size() == 8 + 1);
+  CHECK(rep.tables[0].rows.size() == 7 + 1);  // image_encoder is null: no row
   CHECK(rep.tables[1].rows.size() == 3);
   const Json j = repo::report_json(rep);
   CHECK(j["kind"] == "diffusers");
@@ -267,13 +268,19 @@ TEST_CASE("diffusers report: components at their stored dtypes, the total, and t
 TEST_CASE("diffusers report: --dtype casts floating weights; --vram says which modes fit") {
   RepoOptions o;
   o.dtype = "float16";
-  o.gpu_bytes = params_of(kUnet) * 2 + params_of(kSafety) * 2;  // exactly model offload's peak
+  // In float16 the text encoder (kept fp16) outweighs the UNet: it is the model offload's turn
+  // that peaks; the budget is exactly that peak.
+  REQUIRE(params_of(kTextEncoderFp16) > params_of(kUnet));
+  o.gpu_bytes = params_of(kTextEncoderFp16) * 2 + params_of(kSafety) * 2;
   const auto rep = sd_pipeline().report(o);
   CHECK(component(rep, "unet")["bytes"] == params_of(kUnet) * 2);
   CHECK(component(rep, "unet")["dtypes"] == Json::array({"float16"}));
   CHECK(component(rep, "safety_checker")["bytes"] == params_of(kSafety) * 2);
   const Json& off = rep.fields["offload"];
   CHECK(off["model"]["peak_bytes"] == o.gpu_bytes);
+  CHECK(off["model"]["largest_component"] == "text_encoder");
+  CHECK(off["sequential"]["module"] == "text_model.embeddings.token_embedding");
+  CHECK(off["sequential"]["peak_bytes"] == numel({1000, 32}) * 2 + params_of(kSafety) * 2);
   CHECK(off["none"]["fits"] == false);
   CHECK(off["model"]["fits"] == true);
   CHECK(off["sequential"]["fits"] == true);
@@ -464,4 +471,31 @@ TEST_CASE("diffusers hostile: model_index.json, configs, indexes and headers tha
     CHECK(component(rep, "safety_checker")["has_weights"] == false);
     CHECK(rep.fields["offload"]["model"]["peak_bytes"] == params_of(kUnet) * 4);
   }
+}
+
+TEST_CASE("diffusers through the JSON api: needs in rounds, then the report with fields") {
+  const FakeRepo r = sd_pipeline();
+  const RepoFiles listing = r.listing();
+  Json req = {{"repo", "org/pipe"}, {"listing", listing.listing}, {"sizes", listing.sizes},
+              {"texts", Json::object()}, {"headers", Json::object()},
+              {"options", {{"dtype", "float16"}, {"gpu_bytes", 1 << 20}}}};
+  Json reply;
+  for (int round = 0; round < repo::kMaxRepoSteps + 1; ++round) {
+    reply = Json::parse(api::repo(req.dump()));
+    REQUIRE_MESSAGE(!reply.contains("error"), reply.dump());
+    CHECK(reply["kind"] == "diffusers");
+    if (!reply.contains("needs")) break;
+    for (const auto& n : reply["needs"]) {
+      const std::string path = n["path"];
+      if (n["form"] == "safetensors_header") req["headers"][path] = r.headers.at(path).first;
+      else req["texts"][path] = r.texts.count(path) ? r.texts.at(path) : "";
+    }
+  }
+  REQUIRE(reply.contains("report"));
+  const Json& f = reply["report"]["fields"];
+  CHECK(f["dtype"] == "float16");
+  CHECK(f["offload"]["model"]["largest_component"] == "text_encoder");
+  CHECK(f["offload"]["none"]["fits"] == true);
+  CHECK(f["total"]["bytes"] == (params_of(kUnet) + params_of(kVaeShard1) + params_of(kVaeShard2) +
+                                params_of(kTextEncoderFp16) + params_of(kSafety)) * 2);
 }
