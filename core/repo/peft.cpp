@@ -280,6 +280,7 @@ RepoReport peft_report(const RepoFiles& files, const RepoOptions& options) {
   std::int64_t delta_params = 0, delta_bytes = 0;
   std::vector<std::string> missing;
   for (const auto& t : adapter) {
+    if (!a.is_lora()) break;  // other types' tensors are not named after base tensors
     if (t.lora) {
       if (tree.find_module(t.module) < 0 && std::find(missing.begin(), missing.end(), t.module) == missing.end())
         missing.push_back(t.module);

@@ -144,6 +144,8 @@ void check_peft(const nlohmann::json& j) {
 TEST_CASE("estimate FOLDER: a sentence-transformers model") {
   const std::string dir = write_folder("st", st_files());
   check_st(run_json({"estimate", dir, "--json"}));
+  // --dtype casts every floating tensor.
+  CHECK(run_json({"estimate", dir, "--dtype", "float16", "--json"})["fields"]["bytes"] == (2624 + 256) * 2);
   // The table and summary lines as printed.
   const auto r = run_memfit({"estimate", dir});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
