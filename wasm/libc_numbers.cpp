@@ -48,4 +48,10 @@ double strtod(const char* text, char** end) { return memfit::parse_double(text, 
 float strtof(const char* text, char** end) { return static_cast<float>(memfit::parse_double(text, end)); }
 long double strtold(const char* text, char** end) { return memfit::parse_double(text, end); }
 
+// The locale forms, in the same musl object: libc++'s num_get (its locale facets, which
+// std::regex's traits bring in: core/repo/peft_config.cpp) calls them with the C locale.
+double strtod_l(const char* text, char** end, struct __locale_struct*) { return memfit::parse_double(text, end); }
+float strtof_l(const char* text, char** end, struct __locale_struct*) { return static_cast<float>(memfit::parse_double(text, end)); }
+long double strtold_l(const char* text, char** end, struct __locale_struct*) { return memfit::parse_double(text, end); }
+
 }  // extern "C"

@@ -123,7 +123,9 @@ repo::RepoFiles list_repo(const std::string& target, hub::HubClient* client) {
       if (ec) break;
       if (it.depth() >= kMaxDepth) it.disable_recursion_pending();
       if (!it->is_regular_file(ec)) continue;
-      const std::string rel = fs::relative(it->path(), target, ec).generic_string();
+      // lexically: a symlinked file (an HF cache snapshot links every file into blobs/) keeps its
+      // name in the folder instead of resolving to where it points.
+      const std::string rel = it->path().lexically_relative(target).generic_string();
       if (rel.empty() || rel[0] == '.') continue;
       files.listing.push_back(rel);
       files.sizes[rel] = it->file_size(ec);

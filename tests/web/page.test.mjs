@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMockHub, TOKEN, XSS } from './support/mock-hub.mjs';
-import { openPage, settle, shot } from './support/browser.mjs';
+import { errorOf, openPage, pageJson, settle, shot } from './support/browser.mjs';
 import { cliJson, memfit } from './support/cli.mjs';
 import { startPageEnv } from './support/page-env.mjs';
 import { CONFIGS, GOLDEN } from './support/paths.mjs';
@@ -24,19 +24,6 @@ before(async () => {
 after(async () => { await env?.close(); });
 
 const url = (/** @type {Record<string, string>} */ params) => env.url(params);
-
-/** The page's report as "Copy as JSON" gives it. */
-async function pageJson(page) {
-  await page.click('#copy-json');
-  await page.waitForFunction(() => document.getElementById('copy-status').dataset.copied);
-  const text = await page.evaluate(() => document.getElementById('copy-status').dataset.copied);
-  await page.evaluate(() => { delete document.getElementById('copy-status').dataset.copied; });
-  return JSON.parse(text);
-}
-
-async function errorOf(page) {
-  return page.evaluate(() => ({ kind: document.getElementById('error').dataset.kind, text: document.getElementById('error').innerText }));
-}
 
 describe('repeated modules', () => {
   test('identical layers and experts are one row each, marked with how many they stand for', async () => {

@@ -9,11 +9,11 @@ import { catalog } from './catalog.js';
 import { copy } from './copy.js';
 import { el, replaceChildren } from './dom.js';
 import { setupDrop } from './drop.js';
-import { compute, forgetFetched, run, stopAll, working } from './estimate.js';
+import { compute, forgetFetched, run, showRepo, stopAll, working } from './estimate.js';
 import { fillChoices, readInputs, shareUrl, updateUrl, writeDtypes, writeInputs } from './inputs.js';
 import { $, clampInt, current, fromHubOrCatalog, query } from './page.js';
+import { debounce } from './panels.js';
 import { setupPlanner } from './planner.js';
-import { reportJson, reportMarkdown } from './render.js';
 import { setupPrompt } from './prompt.js';
 import { setupRun } from './run-panel.js';
 import { setStatus } from './status.js';
@@ -66,9 +66,21 @@ function setupForm() {
   });
   for (const b of document.querySelectorAll('input[name=dtype]')) b.addEventListener('change', recompute);
   $('class').addEventListener('change', recompute);
-  $('copy-md').addEventListener('click', () => current.report && copy(reportMarkdown(current.report, shareUrl()), 'Markdown'));
-  $('copy-json').addEventListener('click', () => current.report && copy(reportJson(current.report) + '\n', 'JSON'));
+  $('copy-md').addEventListener('click', () => current.copyable && copy(current.copyable.markdown(), 'Markdown'));
+  $('copy-json').addEventListener('click', () => current.copyable && copy(current.copyable.json() + '\n', 'JSON'));
   $('copy-link').addEventListener('click', () => copy(shareUrl(), 'Link'));
+  // a repo of another kind is answered for the run panel's GPU and context: asked again, not fetched
+  const repoAgain = debounce(() => {
+    if (!current.model?.repo) return;
+    current.state = readInputs();
+    updateUrl();
+    current.run++;
+    showRepo();
+  }, 120);
+  for (const id of ['run-gpu', 'run-context']) {
+    $(id).addEventListener('input', repoAgain);
+    $(id).addEventListener('change', repoAgain);
+  }
 }
 
 function start() {

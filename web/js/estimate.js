@@ -6,11 +6,13 @@
 import { engine, isError } from './api.js';
 import { replaceChildren } from './dom.js';
 import { HubError } from './hub.js';
-import { readInputs, updateUrl } from './inputs.js';
+import { convertBytes, withCommas } from './format.js';
+import { gpuById } from './gpus.js';
+import { readInputs, shareUrl, updateUrl } from './inputs.js';
 import { ModelError, estimateRequest, fromHub } from './model.js';
 import { $, clampInt, current, query } from './page.js';
 import { showPlan } from './planner.js';
-import { renderReport } from './render.js';
+import { renderReport, reportJson, reportMarkdown } from './render.js';
 import { countPrompt } from './prompt.js';
 import { showRun } from './run-panel.js';
 import { requestDtypes } from './state.js';
@@ -68,12 +70,14 @@ export async function run() {
     if (mine !== current.run) return;
     performance.mark('memfit:fetched');
     current.model = source;
-    await compute();
+    if (source.repo) await showRepo();
+    else await compute();
   } catch (e) {
     if (mine !== current.run) return;
     if ((e instanceof ModelError || e instanceof HubError) && e.kind === 'cancelled') { setStatus('Cancelled.'); return; }
     current.model = null;
     current.report = null;
+    current.copyable = null;
     $('results').hidden = true;
     showError(e);
   } finally {
@@ -89,6 +93,7 @@ function hubRequest(state, exact, signal, mine) {
   return {
     input: state.model, revision: state.revision, library: state.library, endpoint: state.endpoint,
     token: tokenForEndpoint(), exact, offline: state.offline, timeoutMs: TIMEOUT_MS, signal,
+    repoOptions: repoOptions(state),
     progress: (/** @type {string} */ t) => { if (mine === current.run) setStatus(t); },
   };
 }
@@ -124,10 +129,68 @@ async function fromHeaders(mine, message) {
   }
 }
 
+/**
+ * What a repo of another kind is answered for: the run panel's GPU and context (0: the kind's
+ * default).
+ * @param {import('./state.js').State} state
+ */
+function repoOptions(state) {
+  /** @type {{gpu_bytes: number, context?: number}} */
+  const o = { gpu_bytes: gpuById(state.rgpu)?.bytes || 0 };
+  if (state.context > 0) o.context = state.context;
+  return o;
+}
+
+/**
+ * A repo of another kind (model.repo): its report for the GPU and context on the page — asked
+ * again (its files already read) when they changed — drawn generically.
+ */
+export async function showRepo() {
+  const { model, state } = current;
+  const repo = model?.repo;
+  if (!model || !repo) return;
+  const mine = current.run;
+  const options = repoOptions(state);
+  try {
+    if (!repo.report || JSON.stringify(options) !== JSON.stringify(repo.request.options || {})) {
+      setStatus('Computing…');
+      const { reportWith } = await import('./repo.js');
+      repo.report = await reportWith(repo.request, options);
+      repo.request.options = options;
+    }
+    const view = await import('./repo-view.js');
+    if (mine !== current.run || !repo.report) return;
+    const report = repo.report;
+    hideError();
+    current.report = null;
+    current.copyable = {
+      json: () => JSON.stringify(report, null, 2), markdown: () => view.repoMarkdown(report, model.name, shareUrl()),
+    };
+    const gpu = gpuById(state.rgpu);
+    replaceChildren($('report'), view.renderRepoReport(report, {
+      name: model.name, sourceNotes: model.notes, answer: gpu ? view.repoAnswer(report, `${gpu.name} (${convertBytes(gpu.bytes)})`) : null,
+      options: `For ${gpu?.name} (${withCommas(gpu?.gib ?? 0)} GiB) at ${state.context > 0 ? `${withCommas(state.context)} tokens`
+        : 'the default context'} — change them under “Will it run?” below.`,
+    }));
+    $('results').hidden = false;
+    $('copy-status').textContent = '';
+    setStatus(`Done: ${model.name} (${repo.kind}).`);
+    document.documentElement.dataset.state = 'result';
+    showPlan();
+    showRun();
+  } catch (e) {
+    if (mine !== current.run || (e instanceof Error && e.name === 'AbortError')) return;
+    current.copyable = null;
+    $('results').hidden = true;
+    showError(e);
+  }
+}
+
 /** The estimate of the model on the page, for the inputs' mode, dtypes and class. */
 export async function compute() {
   const { model, state } = current;
   if (!model) return;
+  if (model.repo) return showRepo();  // mode, dtypes and class are for one model
   const mine = current.run;
   setStatus('Computing…');
   const req = estimateRequest(model, { mode: state.mode, dtypes: requestDtypes(state), cls: state.cls });
@@ -152,12 +215,14 @@ export async function compute() {
   }
   if (isError(reply)) {
     current.report = null;
+    current.copyable = null;
     $('results').hidden = true;
     showError(new ModelError(reply.error.code, reply.error.message));
     return;
   }
   hideError();
   current.report = reply;
+  current.copyable = { json: () => reportJson(reply), markdown: () => reportMarkdown(reply, shareUrl()) };
   showReport(reply, model);
   updateUrl();
   showPlan();

@@ -139,10 +139,11 @@ export class HubClient {
     }
   }
 
-  /** /api/models/{id} as an object. @param {string} repo */
+  /** /api/models/{id}?blobs=true as an object: its siblings carry their sizes. @param {string} repo */
   async modelInfo(repo) {
     let url = `${this.endpoint}/api/models/${pathPart(repo)}`;
     if (this.revision !== 'main') url += `/revision/${encodeURIComponent(this.revision)}`;
+    url += '?blobs=true';
     const what = `fetching api/models/${repo}`;
     const text = await this.text(url, what, repo);
     let info;

@@ -17,6 +17,7 @@ import { parseModelInput } from './state.js';
  * @property {any} [info]              /api/models/{id}
  * @property {string[]} notes          what the visitor should know about where it came from
  * @property {{files: number, bytesRead: number, indexTotal: number | null} | null} exact
+ * @property {import('./repo.js').RepoAnswer} [repo]  a repo of another kind: its files and report
  */
 
 /** A failure the page explains: a kind (for the title), a message, and sometimes a hint. */
@@ -52,6 +53,7 @@ export async function parseHeader(bytes, total, file) {
  * @param {number} [o.timeoutMs]
  * @param {AbortSignal} [o.signal]
  * @param {(text: string) => void} [o.progress]
+ * @param {{gpu_bytes?: number, context?: number}} [o.repoOptions]  a repo of another kind: the GPU and context
  * @returns {Promise<ModelSource>}
  */
 export async function fromHub(o) {
@@ -85,13 +87,30 @@ export async function fromHub(o) {
     // its answer is used only once the info says the model can be estimated
     const configAnswer = hub.file(id, 'config.json').then((text) => ({ text }), (error) => ({ error }));
     const info = await hub.modelInfo(id);
-    let library = wanted;
-    if (!library) {
-      const name = typeof info.library_name === 'string' ? info.library_name : '';
-      if (!name) {
-        throw new ModelError('no_library', `model “${id}” has no library metadata on the Hub: choose transformers or timm under “Library”`);
+    const hubLibrary = typeof info.library_name === 'string' ? info.library_name : '';
+    let library = wanted || hubLibrary;
+    const answer = await configAnswer;
+    // A repo of another kind (GGUF files, a diffusers pipeline, sentence-transformers, a PEFT
+    // adapter): core's repo() tells from the listing, and says which files it needs. A
+    // transformers/timm repo is one model, as before, without asking it (that would load the
+    // second module for every model) — unless a transformers repo has no config.json (GGUF
+    // repos often say "transformers"; a timm model can be built from its name alone).
+    const noConfig = 'error' in answer && answer.error instanceof HubError && answer.error.kind === 'entry_not_found';
+    if (!wanted && ((noConfig && library !== 'timm') || (library !== 'transformers' && library !== 'timm'))) {
+      const { askRepo, listingRequest } = await import('./repo.js');
+      const req = listingRequest(id, info, hubLibrary);
+      req.options = o.repoOptions || {};
+      o.progress?.(`Asking memfit what kind of repo ${id} is…`);
+      const repo = await askRepo(hub, req, o.progress);
+      if (repo.kind !== 'model') {
+        return {
+          name: id, library: '', config: null, checkpoint: null, origin: 'hub', info, repo,
+          notes: revision !== 'main' ? [`revision ${revision}`] : [], exact: null,
+        };
       }
-      library = name;
+    }
+    if (!library) {
+      throw new ModelError('no_library', `model “${id}” has no library metadata on the Hub: choose transformers or timm under “Library”`);
     }
     if (library !== 'transformers' && library !== 'timm') {
       throw new ModelError('unsupported_library', `library “${library}” is not supported yet (model “${id}”); supported: timm, transformers`);
@@ -99,7 +118,6 @@ export async function fromHub(o) {
     o.progress?.(`Fetching config.json of ${id}…`);
     /** @type {string | null} */
     let config = null;
-    const answer = await configAnswer;
     if ('text' in answer) {
       config = answer.text;
     } else if (!(answer.error instanceof HubError && answer.error.kind === 'entry_not_found' && library === 'timm')) {

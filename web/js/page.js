@@ -21,6 +21,9 @@ export const current = {
   model: null,
   /** @type {EstimateReply | null} */
   report: null,
+  /** What "Copy as JSON / Markdown" copy: the estimate's, or a repo report's (made when asked). */
+  /** @type {{json: () => string, markdown: () => string} | null} */
+  copyable: null,
   /** Counts runs (a new input, a recompute): each waits for answers to its own number only. */
   run: 0,
 };

@@ -7,32 +7,11 @@ import { engine, isError } from './api.js';
 import { el, replaceChildren, svg } from './dom.js';
 import { convertBytes, withCommas } from './format.js';
 import { $, current } from './page.js';
+import { INFERENCE_PARTS, fitLine, inferenceRequest } from './inference.js';
 import { modelFields, noModelYet, panelError, redrawOnInput, unavailable } from './panels.js';
 
 /** @typedef {import('./state.js').State} State */
 
-/** The inference request for a model request and the panel's state. @param {any} model @param {State} s */
-export function inferenceRequest(model, s) {
-  const { dtypes, ...fields } = model;
-  /** @type {any} */
-  const req = { ...fields, batch: s.batch, engine: s.engine, gpu: s.rgpu };
-  if (s.context > 0) req.context = s.context;
-  if (s.kv) req.kv_dtype = s.kv;
-  if (s.rdtype) req.dtype = s.rdtype;
-  if (s.train !== 'none') {
-    req.train = { method: s.train, optimizer: s.optimizer, grad_checkpointing: s.gc };
-    if (s.train !== 'full') {
-      req.train.rank = s.rank;
-      if (s.targets) req.train.targets = s.targets;
-    }
-  }
-  return req;
-}
-
-const INFERENCE_PARTS = [
-  ['weights_bytes', 'weights'], ['kv_cache_bytes', 'KV cache'], ['activation_bytes', 'activations'],
-  ['overhead_bytes', 'overhead'],
-];
 const TRAINING_PARTS = [
   ['weights_bytes', 'weights'], ['gradient_bytes', 'gradients'], ['master_weights_bytes', 'fp32 master weights'],
   ['optimizer_bytes', 'optimizer states'], ['activation_bytes', 'activations'], ['overhead_bytes', 'overhead'],
@@ -77,6 +56,8 @@ export function renderRun(reply) {
       : el('p', { class: 'verdict' }, el('strong', {}, typeof fit.gpus_needed === 'number' && fit.gpus_needed > 0
         ? `Needs ${fit.gpus_needed} × ${gpu}` : `Does not fit on ${gpu}`), ` (${fit.for || 'inference'}).`);
     out.push(verdict);
+    const line = fitLine(reply);
+    if (line) out.push(el('p', { class: 'fit-line' }, line));
     const facts = [];
     if (typeof fit.max_context === 'number') facts.push(`largest context that fits: ${withCommas(fit.max_context)} tokens`);
     if (typeof fit.max_batch === 'number') facts.push(`largest batch: ${withCommas(fit.max_batch)}`);
@@ -104,6 +85,11 @@ export function renderRun(reply) {
 async function refreshRun() {
   const out = $('run-out');
   if (!$('run').open) return;
+  if (current.model?.repo) {
+    replaceChildren(out, el('p', { class: 'help' }, 'This repo’s table above is for the GPU and context chosen here ' +
+      '(batch, dtypes, engine and training are for one model).'));
+    return;
+  }
   const fields = modelFields();
   if (!fields || !current.report) { replaceChildren(out, noModelYet()); return; }
   /** @type {import('./api.js').InferenceReply | import('./api.js').ErrorReply} */

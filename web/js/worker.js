@@ -16,7 +16,7 @@
 //                                ms since the epoch (the page's timeline: estimate.js)
 //        {id, failure}           a module itself could not load or threw (not an api error)
 
-/** @typedef {{wasm: any, functions: Set<string>}} Loaded */
+/** @typedef {{wasm: any, functions: Set<string>, all?: boolean}} Loaded */
 
 /**
  * A module: its JS glue (memfit.mjs) and its .wasm, fetched at once — the glue would start
@@ -143,9 +143,10 @@ self.onmessage = async (event) => {
     let text = m.wasm[fn](...(args || []));
     let ms = performance.now() - t0;
     const code = errorCode(text);
-    if (!all && (code === 'unknown_model_type' || code === 'not_in_this_module')) {
+    // (a call that started on the first module while another was fetching the second retries too)
+    if (!m.all && (code === 'unknown_model_type' || code === 'not_in_this_module')) {
       // A failed download is not kept: the next such call tries again.
-      all = load('memfit-all.mjs').catch((e) => {
+      all ||= load('memfit-all.mjs').then((loaded) => ({ ...loaded, all: true })).catch((e) => {
         all = null;
         throw e;
       });

@@ -44,6 +44,19 @@ export async function settle(page, timeout = 20000) {
   return page.evaluate(() => (document.getElementById('error').hidden ? 'result' : 'error'));
 }
 
+/** The page's report as "Copy as JSON" gives it. */
+export async function pageJson(page) {
+  await page.click('#copy-json');
+  await page.waitForFunction(() => document.getElementById('copy-status').dataset.copied);
+  const text = await page.evaluate(() => document.getElementById('copy-status').dataset.copied);
+  await page.evaluate(() => { delete document.getElementById('copy-status').dataset.copied; });
+  return JSON.parse(text);
+}
+
+export async function errorOf(page) {
+  return page.evaluate(() => ({ kind: document.getElementById('error').dataset.kind, text: document.getElementById('error').innerText }));
+}
+
 /** Writes build/web-tests/screenshots/<name>.png. */
 export async function shot(page, name) {
   mkdirSync(SHOTS, { recursive: true });

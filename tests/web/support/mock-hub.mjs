@@ -6,11 +6,14 @@
 // Repos: every tests/fixtures/configs/org--name.json as org/name (config only), the golden
 // checkpoints of ../shared/reference/golden as memfit-test/tiny-gpt2[-sharded] and
 // memfit-test/tiny-llama[-sharded], and the special repos in SPECIAL below. gpt2 and
-// meta-llama/Meta-Llama-3-70B also serve the real tokenizer.json of golden/tokenizers.
+// meta-llama/Meta-Llama-3-70B also serve the real tokenizer.json of golden/tokenizers. The repos
+// of other kinds (GGUF, diffusers, sentence-transformers, PEFT) come from repo-fixtures.mjs.
+// /api/models lists each repo's files as `siblings`, with their sizes under ?blobs=true.
 import { createServer } from 'node:http';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIGS, GOLDEN } from './paths.mjs';
+import { Sparse, kindRepos } from './repo-fixtures.mjs';
 
 export const TOKEN = 'hf_memfit_test_token_0123456789';
 export const XSS = '<img src=x onerror="window.__xss=(window.__xss||0)+1">';
@@ -71,6 +74,8 @@ function loadRepos() {
   repos.set('memfit-test/diffusers-model', { library: 'diffusers', files: new Map([['config.json', llama]]) });
   repos.set('memfit-test/slow', { library: 'transformers', slowMs: 8000, files: new Map([['config.json', llama]]) });
   repos.set('memfit-test/unknown-arch', { library: 'transformers', files: new Map([['config.json', Buffer.from(JSON.stringify({ model_type: XSS, architectures: [XSS] }))]]) });
+  const tinyLlama = join(GOLDEN, 'tiny-llama', 'config.json');
+  for (const [id, repo] of kindRepos(existsSync(tinyLlama) ? JSON.parse(readFileSync(tinyLlama, 'utf8')) : null)) repos.set(id, repo);
   const gpt2 = JSON.parse(readFileSync(join(CONFIGS, 'gpt2.json'), 'utf8'));
   repos.set('memfit-test/xss-class', { library: 'transformers', files: new Map([['config.json', Buffer.from(JSON.stringify({ ...gpt2, architectures: [XSS], _name_or_path: XSS }))]]) });
   return repos;
@@ -90,21 +95,27 @@ const CORS = {
  */
 function sendBytes(req, res, body, type, rangeAs = null) {
   const range = rangeAs === 'whole' ? null : /^bytes=(\d+)-(\d*)$/.exec(req.headers.range || '');
+  const length = sizeOf(body);
   if (!range) {
-    res.writeHead(200, { ...CORS, 'Content-Type': type, 'Content-Length': body.length, 'Accept-Ranges': 'bytes' });
+    // a sparse file is read by its header only (a whole one would be gigabytes of zeros)
+    if (body instanceof Sparse) return fail(res, 500, null, 'mock Hub: a sparse file is only served by Range');
+    res.writeHead(200, { ...CORS, 'Content-Type': type, 'Content-Length': length, 'Accept-Ranges': 'bytes' });
     res.end(body);
     return;
   }
   const first = Number(range[1]);
-  const last = Math.min(range[2] === '' ? body.length - 1 : Number(range[2]), body.length - 1);
-  if (first >= body.length) {
-    res.writeHead(416, { ...CORS, 'Content-Range': `bytes */${body.length}` });
+  const last = Math.min(range[2] === '' ? length - 1 : Number(range[2]), length - 1);
+  if (first >= length) {
+    res.writeHead(416, { ...CORS, 'Content-Range': `bytes */${length}` });
     res.end();
     return;
   }
-  res.writeHead(rangeAs === 'status200' ? 200 : 206, { ...CORS, 'Content-Type': type, 'Content-Length': last - first + 1, 'Content-Range': `bytes ${first}-${last}/${body.length}`, 'Accept-Ranges': 'bytes' });
-  res.end(body.subarray(first, last + 1));
+  res.writeHead(rangeAs === 'status200' ? 200 : 206, { ...CORS, 'Content-Type': type, 'Content-Length': last - first + 1, 'Content-Range': `bytes ${first}-${last}/${length}`, 'Accept-Ranges': 'bytes' });
+  res.end(body instanceof Sparse ? body.slice(first, last) : body.subarray(first, last + 1));
 }
+
+/** @param {Buffer | Sparse} body */
+const sizeOf = (body) => (body instanceof Sparse ? body.size : body.length);
 
 function fail(res, status, code, message) {
   res.writeHead(status, { ...CORS, 'Content-Type': 'application/json', ...(code ? { 'X-Error-Code': code, 'X-Error-Message': message } : {}) });
@@ -160,6 +171,9 @@ export async function startMockHub() {
       if (api) {
         const info = { id, modelId: id, private: false, gated: repo.gated || false, tags: [] };
         if (repo.library) info.library_name = repo.library;
+        // the Hub lists every file; ?blobs=true adds each one's size (and LFS details)
+        const blobs = url.searchParams.get('blobs') === 'true';
+        info.siblings = [...repo.files].map(([f, body]) => (blobs ? { rfilename: f, size: sizeOf(body) } : { rfilename: f }));
         if (repo.safetensors) info.safetensors = { parameters: { F32: repo.safetensors.total }, total: repo.safetensors.total };
         res.writeHead(200, { ...CORS, 'Content-Type': 'application/json' });
         res.end(JSON.stringify(info));
