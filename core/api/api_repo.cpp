@@ -81,6 +81,7 @@ repo::RepoOptions options_field(const Json& j) {
 
 Json repo_reply(const Json& j) {
   const repo::RepoFiles files = files_field(j);
+  const repo::RepoOptions options = options_field(j);  // checked on every round, not only the last
   const std::string kind_text = text_field(j, "kind");
   const repo::RepoKind kind =
       kind_text.empty() ? repo::detect_kind(files.listing, files.library) : repo::kind_from_name(kind_text);
@@ -99,7 +100,7 @@ Json repo_reply(const Json& j) {
     return out;
   }
   if (kind == repo::RepoKind::kModel) return out;  // the caller estimates it as a model
-  out["report"] = repo::report_json(repo::repo_report(kind, files, options_field(j)));
+  out["report"] = repo::report_json(repo::repo_report(kind, files, options));
   return out;
 }
 

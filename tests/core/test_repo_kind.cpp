@@ -52,8 +52,8 @@ TEST_CASE("api repo(): a model needs nothing more; bad requests come back as {co
   for (const char* bad : {R"({"listing":"config.json"})", R"({"kind":"onnx"})", R"({"texts":{"a":1}})",
                           R"({"sizes":{"a":-1}})", R"({"options":{"gpu_bytes":"24GB"}})", "[1,2]", "{"}) {
     const Json reply = Json::parse(memfit::api::repo(bad));
-    REQUIRE_MESSAGE(reply.contains("error"), bad);
-    CHECK_MESSAGE(reply["error"]["code"].is_string(), bad);
-    CHECK_MESSAGE(!reply["error"]["message"].get<std::string>().empty(), bad);
+    REQUIRE_MESSAGE(reply.contains("error"), std::string(bad));
+    CHECK_MESSAGE(reply["error"]["code"].is_string(), std::string(bad));
+    CHECK_MESSAGE(!reply["error"]["message"].get<std::string>().empty(), std::string(bad));
   }
 }
