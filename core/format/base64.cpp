@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "memfit/format/base64.h"
 
 #include <fmt/format.h>
@@ -51,6 +52,19 @@ std::string decode(std::string_view text, std::string_view what) {
 }
 
 }  // namespace
+
+std::string base64_encode(std::string_view bytes) {
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t bits = 0;
+    for (std::size_t k = 0; k < 3; ++k) bits = bits << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0U);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(bits >> (18 - 6 * k)) & 0x3F] : '=';
+  }
+  return out;
+}
 
 Result<std::string> base64_decode(std::string_view text, std::string_view what) {
   return capture([&] { return decode(text, what); });

@@ -2,6 +2,7 @@
 // bert.rs, byte_level.rs, precompiled.rs), on the whole normalized string.
 #include <fmt/format.h>
 
+#include "memfit/format/base64.h"
 #include "memfit/tokenizer/precompiled_charsmap.h"
 
 #include "byte_level.h"
@@ -167,8 +168,8 @@ PrecompiledCharsmap read_charsmap(const json& j, const BuildContext& ctx) {
   const json& text = field(j, "precompiled_charsmap", ctx);
   const BuildContext at = ctx.at("precompiled_charsmap");
   if (!text.is_string()) at.fail(ErrorCode::kWrongType, fmt::format("must be a base64 string, got {}", json_type_name(text)));
-  const auto blob = decode_base64(text.get_ref<const std::string&>());
-  if (!blob) at.fail(ErrorCode::kInvalidValue, "is not base64 (RFC 4648, with padding)");
+  const auto blob = base64_decode(text.get_ref<const std::string&>(), "precompiled_charsmap");
+  if (!blob.ok()) at.fail(ErrorCode::kInvalidValue, "is not base64 (RFC 4648, with padding)");
   auto charsmap = PrecompiledCharsmap::parse(*blob);
   if (!charsmap.ok()) at.fail(charsmap.error().code(), charsmap.error().message());
   return std::move(charsmap).value();

@@ -126,48 +126,4 @@ std::size_t PrecompiledCharsmap::longest_match(std::string_view text, std::strin
   });
   return longest;
 }
-
-std::optional<std::string> decode_base64(std::string_view text) {
-  if (text.size() % 4 != 0) return std::nullopt;
-  const auto sextet = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    const bool last = i + 4 == text.size();
-    const int pad = last ? (text[i + 3] == '=') + (text[i + 2] == '=' && text[i + 3] == '=') : 0;
-    std::uint32_t bits = 0;
-    for (int k = 0; k < 4; ++k) {
-      const int v = k >= 4 - pad ? 0 : sextet(text[i + k]);
-      if (v < 0) return std::nullopt;
-      bits = bits << 6 | static_cast<std::uint32_t>(v);
-    }
-    // Canonical only: the bits a padded quantum drops must be zero (Rust's decoder rejects others).
-    if ((pad == 1 && (bits & 0xFF) != 0) || (pad == 2 && (bits & 0xFFFF) != 0)) return std::nullopt;
-    out += static_cast<char>(bits >> 16);
-    if (pad < 2) out += static_cast<char>((bits >> 8) & 0xFF);
-    if (pad < 1) out += static_cast<char>(bits & 0xFF);
-  }
-  return out;
-}
-
-std::string encode_base64(std::string_view bytes) {
-  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
-    std::uint32_t bits = 0;
-    for (std::size_t k = 0; k < 3; ++k) bits = bits << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0U);
-    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(bits >> (18 - 6 * k)) & 0x3F] : '=';
-  }
-  return out;
-}
-
 }  // namespace memfit::tokenizer

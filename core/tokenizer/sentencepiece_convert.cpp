@@ -24,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "memfit/format/base64.h"
 #include "json_fields.h"
 #include "memfit/tokenizer/precompiled_charsmap.h"
 #include "memfit/tokenizer/sentencepiece_model.h"
@@ -100,7 +101,7 @@ json replace(const json& pattern, const std::string& content) { return {{"type",
 json normalizer_json(const Model_& m) {
   json parts = json::array();
   if (!m.precompiled_charsmap.empty())
-    parts.push_back({{"type", "Precompiled"}, {"precompiled_charsmap", encode_base64(m.precompiled_charsmap)},
+    parts.push_back({{"type", "Precompiled"}, {"precompiled_charsmap", base64_encode(m.precompiled_charsmap)},
                      {"memfit_longest_match", true}});
   if (m.remove_extra_whitespaces) {
     // sentencepiece's normalizer drops leading and trailing spaces and folds runs of them into one;

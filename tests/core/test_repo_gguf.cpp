@@ -323,6 +323,7 @@ TEST_CASE("base64: RFC 4648's test vectors and every byte value") {
     const auto r = base64_decode(text, "t");
     REQUIRE_MESSAGE(r.ok(), r.error().message());
     CHECK(*r == plain);
+    CHECK(base64_encode(plain) == text);
   }
   std::string all;
   for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
@@ -330,6 +331,7 @@ TEST_CASE("base64: RFC 4648's test vectors and every byte value") {
     const auto r = base64_decode(base64(all.substr(0, cut)), "t");
     REQUIRE(r.ok());
     CHECK(*r == all.substr(0, cut));
+    CHECK(base64_encode(all.substr(0, cut)) == base64(all.substr(0, cut)));
   }
 }
 

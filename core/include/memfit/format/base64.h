@@ -1,5 +1,7 @@
 // memfit/format/base64.h — a strict base64 decoder (RFC 4648 §4, the standard alphabet with '='
-// padding), for binary bytes that travel inside JSON (the api's `repo` takes GGUF headers so).
+// padding), for binary bytes that travel inside JSON: the api's `repo` takes GGUF headers so, and
+// tokenizer.json's Precompiled normalizer holds its charsmap so (Rust's BASE64_STANDARD, which is
+// canonical too).
 //
 // Strict, because the text comes from a caller across a boundary: the length is a multiple of
 // 4, padding only at the end (one or two '='), no whitespace, no URL-safe alphabet, and the bits
@@ -17,5 +19,7 @@ namespace memfit {
 
 // The bytes `text` encodes; `what` names it in errors ("binaries['m.gguf']").
 Result<std::string> base64_decode(std::string_view text, std::string_view what);
+// The canonical text of `bytes` (padded).
+std::string base64_encode(std::string_view bytes);
 
 }  // namespace memfit

@@ -45,9 +45,5 @@ class PrecompiledCharsmap {
   std::string normalized_;
 };
 
-// RFC 4648 base64 with padding (Rust's BASE64_STANDARD, which tokenizer.json's charsmap uses).
-// nullopt when `text` is not canonical base64.
-std::optional<std::string> decode_base64(std::string_view text);
-std::string encode_base64(std::string_view bytes);
 
 }  // namespace memfit::tokenizer
