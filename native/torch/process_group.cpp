@@ -205,7 +205,7 @@ void ProcessGroupLink::complete(int peer, bool sending, const char* what, const 
 
 void ProcessGroupLink::send(const at::Tensor& t, int to, const char* what) {
   reap_sends(false);
-  Impl::PendingSend p{{}, {uses_cuda() ? t.contiguous() : t.to(at::kCPU).contiguous()}, to, what};
+  Impl::PendingSend p{{}, {uses_cuda() ? t.to(device_).contiguous() : t.to(at::kCPU).contiguous()}, to, what};
   complete(to, true, what, [&] {
     p.work = impl_->with_group([&](auto& g) { return g.send(p.tensors, to, 0); });
     return true;
