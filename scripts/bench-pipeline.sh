@@ -38,7 +38,7 @@ M=$WORK/llama-f32
   --hidden 2048 --layers 4 --heads 32 --kv-heads 4 --intermediate 5632 --vocab 16000 --positions 2048 >/dev/null
 echo "checkpoint $(calc "$(stat -c %s "$M/model.safetensors")/1e9") GB float32; $NTOK new tokens; --threads $THREADS per process;" \
   "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-TOKENS=1,450,4996,17354,338,1454,29892
+TOKENS=1,450,4996,1735,338,1454,2989
 ROWS=$TOKENS
 for i in $(seq 2 "$PROMPTS"); do ROWS="$ROWS;1,$((100 * i)),$((100 * i + 7)),$((100 * i + 31)),338"; done
 gen() { "$MEMFIT" generate "$M" --max-new-tokens "$NTOK" --threads "$THREADS" --json "$@"; }

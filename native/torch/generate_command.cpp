@@ -85,8 +85,12 @@ std::string chat_prompt(const GenerateArgs& a, const fs::path& folder) {
 std::vector<std::vector<std::int64_t>> prompt_ids(const GenerateArgs& a, const std::optional<Tokenizer>& tok,
                                                   const fs::path& folder) {
   std::vector<std::vector<std::int64_t>> out;
-  if (!a.tokens.empty()) {
-    for (const auto& row : parse_token_rows(a.tokens)) out.emplace_back(row.begin(), row.end());
+  if (!a.tokens.empty()) {  // rows of any lengths: each prompt is its own sequence (no padding)
+    std::istringstream rows(a.tokens);
+    for (std::string row; std::getline(rows, row, ';');) {
+      const auto ids = parse_token_rows(row)[0];
+      out.emplace_back(ids.begin(), ids.end());
+    }
     return out;
   }
   // A chat template writes the special tokens itself (apply_chat_template: add_special_tokens=False).
@@ -290,7 +294,11 @@ void run_generate(const GenerateArgs& args) {
   if (!args.stop.empty() && !tok)
     throw Failure{FailureKind::kUsage, "--stop needs a tokenizer (to decode the text it looks for)"};
   std::unique_ptr<PipelineRank> pipe = pipeline ? std::make_unique<PipelineRank>(local) : nullptr;
-  ExecSetup setup(dir, args.placement, args.exec, pipe ? pipe->picker() : StagePicker{});
+  // A pipeline's rank 0 reports its load failing to the others (they name it, not a lost master).
+  std::optional<ExecSetup> loaded;
+  if (pipe) pipe->reporting([&] { loaded.emplace(dir, args.placement, args.exec, pipe->picker()); });
+  else loaded.emplace(dir, args.placement, args.exec);
+  ExecSetup& setup = *loaded;
   if (pipe) pipe->loaded(setup);
 
   TextStreams streams(prompts.size(), tok ? &*tok : nullptr, args.stop, !args.json);
