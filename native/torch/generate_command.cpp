@@ -1,9 +1,12 @@
 // `memfit generate`: prompt → ids (the model's tokenizer; --chat through its chat template) →
 // the decoding loop (generation.h) with transformers' token choice (core's Sampler) → text,
 // streamed as it comes, up to a stop string or an EOS id.
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -13,6 +16,7 @@
 #include "generation.h"
 #include "hub_model.h"
 #include "load_tokenizer.h"
+#include "logits_log.h"
 #include "pipeline_rank.h"
 #include "memfit/chat/chat_template.h"
 #include "memfit/generate/sampling.h"
@@ -77,17 +81,32 @@ std::string chat_prompt(const GenerateArgs& a, const fs::path& folder) {
   return *text;
 }
 
-std::vector<std::int64_t> prompt_ids(const GenerateArgs& a, const std::optional<Tokenizer>& tok,
-                                     const fs::path& folder) {
-  if (!a.tokens.empty()) {
-    const auto rows = parse_token_rows(a.tokens);
-    if (rows.size() != 1) throw Failure{FailureKind::kUsage, "--tokens: generate takes one row of ids"};
-    return {rows[0].begin(), rows[0].end()};
+// Every prompt's ids: --tokens rows, each --prompt, the lines of --prompts-file, or --chat.
+std::vector<std::vector<std::int64_t>> prompt_ids(const GenerateArgs& a, const std::optional<Tokenizer>& tok,
+                                                  const fs::path& folder) {
+  std::vector<std::vector<std::int64_t>> out;
+  if (!a.tokens.empty()) {  // rows of any lengths: each prompt is its own sequence (no padding)
+    std::istringstream rows(a.tokens);
+    for (std::string row; std::getline(rows, row, ';');) {
+      const auto ids = parse_token_rows(row)[0];
+      out.emplace_back(ids.begin(), ids.end());
+    }
+    return out;
   }
   // A chat template writes the special tokens itself (apply_chat_template: add_special_tokens=False).
   const bool chat = !a.chat.empty();
-  const auto enc = value_or_raise(tok->encode(chat ? chat_prompt(a, folder) : a.prompt, !chat && !a.no_special));
-  return {enc.ids.begin(), enc.ids.end()};
+  std::vector<std::string> texts = chat ? std::vector<std::string>{chat_prompt(a, folder)} : a.prompts;
+  if (!a.prompts_file.empty()) {
+    std::istringstream lines(io::read_file(a.prompts_file));
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty()) texts.push_back(line);
+    if (texts.empty()) throw Failure{FailureKind::kUsage, fmt::format("--prompts-file {}: no prompt in it", a.prompts_file)};
+  }
+  for (const std::string& text : texts) {
+    const auto enc = value_or_raise(tok->encode(text, !chat && !a.no_special));
+    out.emplace_back(enc.ids.begin(), enc.ids.end());
+  }
+  return out;
 }
 
 double decimal(const std::string& text, const char* option, double fallback) {
@@ -116,7 +135,8 @@ generate::SamplingOptions sampling_options(const GenerateArgs& a) {
 }
 
 // The new tokens' text as it grows: decoded whole each time (a token's text can depend on its
-// neighbours), cut at the first stop string, and what can no longer change printed.
+// neighbours), cut at the first stop string, and what can no longer change printed — while the
+// stream is live (several prompts print one after another: each waits for the ones before it).
 class TextStream {
  public:
   TextStream(const Tokenizer* tok, std::vector<std::string> stops, bool print)
@@ -126,34 +146,71 @@ class TextStream {
   bool add(std::int64_t id) {
     ids_.push_back(static_cast<TokenId>(id));
     if (!tok_) {
-      if (print_) fmt::print("{} ", id), std::fflush(stdout);
+      ids_text_ += fmt::format("{} ", id);
+      ready_ = ids_text_.size();
+      flush();
       return true;
     }
     text_ = value_or_raise(tok_->decode(ids_, /*skip_special_tokens=*/true));
     const generate::StopMatch stop = generate::find_stop(text_, stops_);
     if (stop.found) text_.resize(stop.cut);
-    flush(stop.found ? text_.size() : generate::printable_length(text_, stops_));
+    ready_ = stop.found ? text_.size() : generate::printable_length(text_, stops_);
+    flush();
     return !stop.found;
   }
   void finish() {
-    flush(text_.size());
-    if (print_) fmt::print("\n");
+    finished_ = true;
+    ready_ = shown().size();
+    flush();
   }
+  void go_live() {
+    live_ = true;
+    flush();
+  }
+  bool finished() const { return finished_; }
   std::optional<std::string> text() const { return tok_ ? std::optional<std::string>(text_) : std::nullopt; }
 
  private:
-  void flush(std::size_t upto) {
-    if (!print_ || upto <= printed_) return;
-    std::fwrite(text_.data() + printed_, 1, upto - printed_, stdout);
+  const std::string& shown() const { return tok_ ? text_ : ids_text_; }
+  void flush() {
+    if (!print_ || !live_) return;
+    if (ready_ > printed_) {
+      std::fwrite(shown().data() + printed_, 1, ready_ - printed_, stdout);
+      printed_ = ready_;
+    }
+    if (finished_ && !ended_) fmt::print("\n"), ended_ = true;
     std::fflush(stdout);
-    printed_ = upto;
   }
   const Tokenizer* tok_;
   std::vector<std::string> stops_;
   bool print_;
+  bool live_ = false, finished_ = false, ended_ = false;
   std::vector<TokenId> ids_;
-  std::string text_;
-  std::size_t printed_ = 0;
+  std::string text_, ids_text_;
+  std::size_t ready_ = 0, printed_ = 0;
+};
+
+// One stream per prompt, printed in prompt order: the first unfinished one is live.
+class TextStreams {
+ public:
+  TextStreams(std::size_t n, const Tokenizer* tok, const std::vector<std::string>& stops, bool print) {
+    for (std::size_t i = 0; i < n; ++i) streams_.emplace_back(tok, stops, print);
+    advance();
+  }
+  bool add(std::size_t i, std::int64_t id) { return streams_[i].add(id); }
+  void finish(std::size_t i) {
+    streams_[i].finish();
+    advance();
+  }
+  const TextStream& operator[](std::size_t i) const { return streams_[i]; }
+
+ private:
+  void advance() {
+    while (live_ < streams_.size() && streams_[live_].finished()) ++live_;
+    if (live_ < streams_.size()) streams_[live_].go_live();
+  }
+  std::vector<TextStream> streams_;
+  std::size_t live_ = 0;
 };
 
 OJson stats_json(const GenerateResult& r) {
@@ -168,12 +225,44 @@ OJson stats_json(const GenerateResult& r) {
   return j;
 }
 
-// The token choice of transformers' generate (core's Sampler) for the decoding loop.
-std::function<std::int64_t(const at::Tensor&, const std::vector<std::int64_t>&)> sampled_by(generate::Sampler& sampler) {
-  return [&sampler](const at::Tensor& logits, const std::vector<std::int64_t>& ids) {
+// One prompt's request as the process choosing ids needs it: transformers' token choice (core's
+// Sampler), one per prompt and seeded alike, so each prompt samples as it would alone; and the
+// --logits-out log, if this process writes it.
+GenerateRequest choosing_request(const GenerateArgs& a, std::size_t prompt, LogitsLog* log) {
+  GenerateRequest r;
+  auto sampler = std::make_shared<generate::Sampler>(sampling_options(a));
+  r.choose = [sampler](const at::Tensor& logits, const std::vector<std::int64_t>& ids) {
     const float* p = logits.data_ptr<float>();
-    return value_or_raise(sampler.next(std::vector<float>(p, p + logits.numel()), ids));
+    return value_or_raise(sampler->next(std::vector<float>(p, p + logits.numel()), ids));
   };
+  if (log) {
+    auto step = std::make_shared<std::size_t>(0);
+    r.on_logits = [log, prompt, step](const at::Tensor& logits) { log->write(prompt, (*step)++, logits); };
+  }
+  return r;
+}
+
+OJson sequence_json(const std::vector<std::int64_t>& prompt, const GenerateResult& r, const TextStream& stream) {
+  OJson j;
+  j["prompt_ids"] = prompt;
+  j["new_token_ids"] = r.new_ids;
+  if (const auto text = stream.text()) j["text"] = *text;
+  else j["text"] = nullptr;
+  j["stopped_at"] = r.stopped_at;
+  j["stats"] = stats_json(r);
+  return j;
+}
+
+OJson pipeline_json(const GenerateArgs& args, const PipelineRank& pipe, const PipelineRun& run) {
+  OJson j = {{"ranks", args.pipeline.nodes}, {"stages", pipe.split().text()}, {"micro_batches", run.results.size()}};
+  j["link_s_per_token"] = run.link_seconds_per_token >= 0 ? OJson(run.link_seconds_per_token) : OJson(nullptr);
+  j["per_rank"] = OJson::array();
+  for (const RankStats& r : run.ranks)
+    j["per_rank"].push_back({{"rank", r.rank}, {"decode_forward_s", r.decode_forward_seconds},
+                             {"decode_steps", r.decode_steps}, {"recv_wait_s", r.link.recv_seconds},
+                             {"send_wait_s", r.link.send_seconds}, {"messages_sent", r.link.messages_sent},
+                             {"bytes_sent", r.link.bytes_sent}});
+  return j;
 }
 
 }  // namespace
@@ -185,53 +274,80 @@ void run_generate(const GenerateArgs& args) {
   GenerateArgs local = args;  // the same run on the local (downloaded) folder
   local.dir = local_model(args.dir, args.placement, needs);
   const std::string& dir = local.dir;
-  if (args.pipeline.nodes > 0 && args.pipeline.rank != 0) {  // a later stage: no tokenizer, no output
-    generate::Sampler sampler(sampling_options(args));
-    GenerateRequest sampling;
-    sampling.choose = sampled_by(sampler);
-    return serve_pipeline_rank(local, sampling);
+  const bool pipeline = args.pipeline.nodes > 0;
+  // The logits come out of one process alone, or a pipeline's last rank.
+  std::optional<LogitsLog> log;
+  if (!args.logits_out.empty() && (!pipeline || args.pipeline.rank == args.pipeline.nodes - 1)) log.emplace(args.logits_out);
+  LogitsLog* log_ptr = log ? &*log : nullptr;
+  if (pipeline && args.pipeline.rank != 0) {  // a later stage: no tokenizer, no output
+    sampling_options(args);                   // named here too, before any rank loads
+    return serve_pipeline_rank(local, [&](std::size_t k) { return choosing_request(args, k, log_ptr); });
   }
   const fs::path folder = model_folder(dir, args);
   const std::optional<Tokenizer> tok = find_tokenizer(args, folder);
-  const std::vector<std::int64_t> prompt = prompt_ids(args, tok, folder);
-  if (prompt.empty()) throw Failure{FailureKind::kUsage, "the prompt is empty: it tokenizes to no ids"};
-  generate::Sampler sampler(sampling_options(args));
+  const std::vector<std::vector<std::int64_t>> prompts = prompt_ids(args, tok, folder);
+  for (std::size_t k = 0; k < prompts.size(); ++k)
+    if (prompts[k].empty())
+      throw Failure{FailureKind::kUsage, prompts.size() == 1 ? std::string("the prompt is empty: it tokenizes to no ids")
+                                                             : fmt::format("prompt {} is empty: it tokenizes to no ids", k + 1)};
+  sampling_options(args);
   if (!args.stop.empty() && !tok)
     throw Failure{FailureKind::kUsage, "--stop needs a tokenizer (to decode the text it looks for)"};
-  std::unique_ptr<PipelineRank> pipe = args.pipeline.nodes > 0 ? std::make_unique<PipelineRank>(local) : nullptr;
-  ExecSetup setup(dir, args.placement, args.exec, pipe ? pipe->picker() : StagePicker{});
+  std::unique_ptr<PipelineRank> pipe = pipeline ? std::make_unique<PipelineRank>(local) : nullptr;
+  // A pipeline's rank 0 reports its load failing to the others (they name it, not a lost master).
+  std::optional<ExecSetup> loaded;
+  if (pipe) pipe->reporting([&] { loaded.emplace(dir, args.placement, args.exec, pipe->picker()); });
+  else loaded.emplace(dir, args.placement, args.exec);
+  ExecSetup& setup = *loaded;
   if (pipe) pipe->loaded(setup);
 
-  GenerateRequest req;
-  req.prompt = prompt;
-  req.max_new_tokens = args.max_new_tokens;
-  req.eos = eos_ids(setup.model->plan.model.config, folder);
-  req.choose = sampled_by(sampler);
-  TextStream stream(tok ? &*tok : nullptr, args.stop, !args.json);
-  req.on_token = [&stream](std::int64_t id) { return stream.add(id); };
-  const GenerateResult r = pipe ? pipe->generate(setup, req) : generate(*setup.exec, req);
-  stream.finish();
+  TextStreams streams(prompts.size(), tok ? &*tok : nullptr, args.stop, !args.json);
+  const std::vector<std::int64_t> eos = eos_ids(setup.model->plan.model.config, folder);
+  std::vector<GenerateRequest> reqs;
+  for (std::size_t k = 0; k < prompts.size(); ++k) {
+    GenerateRequest req = choosing_request(args, k, log_ptr);
+    req.prompt = prompts[k];
+    req.max_new_tokens = args.max_new_tokens;
+    req.eos = eos;
+    req.on_token = [&streams, k](std::int64_t id) { return streams.add(k, id); };
+    req.on_end = [&streams, k] { streams.finish(k); };
+    reqs.push_back(std::move(req));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  PipelineRun run;
+  if (pipe) {
+    run = pipe->generate(setup, reqs);
+  } else {  // one process: the prompts one after another
+    for (const GenerateRequest& req : reqs) run.results.push_back(generate(*setup.exec, req));
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (args.json) {
     OJson j;
-    j["prompt_ids"] = prompt;
-    j["new_token_ids"] = r.new_ids;
-    if (const auto text = stream.text()) j["text"] = *text;
-    else j["text"] = nullptr;
-    j["stopped_at"] = r.stopped_at;
-    j["stats"] = stats_json(r);
+    if (reqs.size() == 1) {
+      j = sequence_json(prompts[0], run.results[0], streams[0]);
+    } else {
+      j["outputs"] = OJson::array();
+      std::size_t tokens = 0;
+      for (std::size_t k = 0; k < reqs.size(); ++k) {
+        j["outputs"].push_back(sequence_json(prompts[k], run.results[k], streams[k]));
+        tokens += run.results[k].new_ids.size();
+      }
+      j["stats"] = {{"wall_s", wall}, {"new_tokens", tokens}, {"throughput_tokens_per_s", tokens / wall}};
+    }
     j["stats"]["peak_rss_bytes"] = read_process_memory().peak_rss_bytes;
     j["stats"]["compute_dtype"] = std::string(torch_name(from_scalar_type(setup.options.compute_dtype)));
     j["stats"]["weights_dtype"] = std::string(torch_name(setup.model->plan.dtype));
     j["threads"] = setup.threads;
     j["prefetch"] = setup.options.prefetch;
-    if (pipe) j["pipeline"] = {{"ranks", args.pipeline.nodes}, {"stages", pipe->split().text()}};
+    if (pipe) j["pipeline"] = pipeline_json(args, *pipe, run);
     fmt::print("{}\n", j.dump());
     return;
   }
   if (args.stats)
-    fmt::print(stderr, "memfit: {} new tokens (stopped at {}); prefill {:.3f} s; decode {:.2f} tokens/s; "
-               "{:.1f} MB streamed per token\n", r.new_ids.size(), r.stopped_at, r.prefill_seconds,
-               r.tokens_per_second(), r.streamed_bytes_per_token() / 1e6);
+    for (const GenerateResult& r : run.results)
+      fmt::print(stderr, "memfit: {} new tokens (stopped at {}); prefill {:.3f} s; decode {:.2f} tokens/s; "
+                 "{:.1f} MB streamed per token\n", r.new_ids.size(), r.stopped_at, r.prefill_seconds,
+                 r.tokens_per_second(), r.streamed_bytes_per_token() / 1e6);
 }
 
 }  // namespace memfit::torchrt

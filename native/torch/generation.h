@@ -25,6 +25,11 @@ struct GenerateRequest {
   std::function<std::int64_t(const at::Tensor& logits, const std::vector<std::int64_t>& ids)> choose;
   // Called with each new id (already appended); returning false stops generation ("stop").
   std::function<bool(std::int64_t id)> on_token;
+  // Called with each step's last-position logits [V] (float32, CPU) before the choice
+  // (generate --logits-out: what the tests compare a pipeline's steps by).
+  std::function<void(const at::Tensor& logits)> on_logits;
+  // Called once the sequence has ended (its text can be finished).
+  std::function<void()> on_end;
 };
 
 struct GenerateResult {
@@ -49,6 +54,28 @@ struct GenerateResult {
 };
 
 GenerateResult generate(Executor& exec, const GenerateRequest& request);
+
+// One sequence's decoding, step by step: what to feed next, and what each chosen id does (EOS,
+// the caller's stop, max_new_tokens) — the loop of generate_steps, and of a pipeline's rank 0,
+// which keeps several sequences in flight at once (pipeline_rank.h).
+class Decoding {
+ public:
+  explicit Decoding(const GenerateRequest& request);  // throws Failure(kUsage) on an empty prompt
+  bool done() const { return done_; }
+  const at::Tensor& input() const { return input_; }  // [1, T] ids: the prompt, then the last id
+  const std::vector<std::int64_t>& ids() const { return ids_; }  // every id so far
+  // Records the id a step chose; `seconds` the step took, `before`/`after` the streaming
+  // counters around it. The first step is the prefill.
+  void accept(std::int64_t next, double seconds, const ExecStats& before, const ExecStats& after);
+  const GenerateResult& result() const { return out_; }
+
+ private:
+  const GenerateRequest& req_;
+  GenerateResult out_;
+  std::vector<std::int64_t> ids_;
+  at::Tensor input_;
+  bool done_ = false;
+};
 
 // The loop of generate() over any step — feed `input` ([1, T] ids), return the next id given
 // every id so far — with `stats` the streaming counters it times phases by (a pipeline's rank 0

@@ -1,6 +1,8 @@
 #include "process_group.h"
 
 #include <algorithm>
+#include <deque>
+#include <utility>
 #include <thread>
 
 #include <fmt/format.h>
@@ -45,12 +47,21 @@ struct ProcessGroupLink::Impl {
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
 #endif
   template <typename Fn>
-  bool with_group(Fn&& fn) {
+  auto with_group(Fn&& fn) -> decltype(fn(*gloo)) {
 #ifdef MEMFIT_TORCH_NCCL
     if (nccl) return fn(*nccl);
 #endif
     return fn(*gloo);
   }
+  // A posted send: its work, the tensor it reads (kept alive until it completes), for errors.
+  using WorkPtr = decltype(std::declval<c10d::ProcessGroupGloo&>().send(std::declval<std::vector<at::Tensor>&>(), 0, 0));
+  struct PendingSend {
+    WorkPtr work;
+    std::vector<at::Tensor> tensors;
+    int to;
+    const char* what;
+  };
+  std::deque<PendingSend> sends;
 };
 
 ProcessGroupLink::ProcessGroupLink(GroupOptions options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
@@ -193,20 +204,48 @@ void ProcessGroupLink::complete(int peer, bool sending, const char* what, const 
 }
 
 void ProcessGroupLink::send(const at::Tensor& t, int to, const char* what) {
-  std::vector<at::Tensor> v{uses_cuda() ? t.contiguous() : t.to(at::kCPU).contiguous()};
+  reap_sends(false);
+  Impl::PendingSend p{{}, {uses_cuda() ? t.to(device_).contiguous() : t.to(at::kCPU).contiguous()}, to, what};
   complete(to, true, what, [&] {
-    return impl_->with_group([&](auto& g) { return g.send(v, to, 0)->wait(options_.timeout); });
+    p.work = impl_->with_group([&](auto& g) { return g.send(p.tensors, to, 0); });
+    return true;
   });
+  ++stats_.messages_sent;
+  stats_.bytes_sent += p.tensors[0].nbytes();
+  impl_->sends.push_back(std::move(p));
 }
+
+void ProcessGroupLink::reap_sends(bool wait) {
+  const auto t0 = Clock::now();
+  while (!impl_->sends.empty()) {
+    Impl::PendingSend& p = impl_->sends.front();
+    if (!wait && !p.work->isCompleted()) break;
+    complete(p.to, true, p.what, [&] { return p.work->wait(options_.timeout); });  // rethrows its failure
+    impl_->sends.pop_front();
+  }
+  stats_.send_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void ProcessGroupLink::flush_sends() { reap_sends(true); }
 
 at::Tensor ProcessGroupLink::recv(at::IntArrayRef sizes, at::ScalarType dtype, int from, const char* what) {
   auto options = at::TensorOptions().dtype(dtype);
   if (uses_cuda()) options = options.device(device_);
   std::vector<at::Tensor> v{at::empty(sizes, options)};
+  const auto t0 = Clock::now();
   complete(from, false, what, [&] {
     return impl_->with_group([&](auto& g) { return g.recv(v, from, 0)->wait(options_.timeout); });
   });
+  stats_.recv_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
   return v[0];
+}
+
+void ProcessGroupLink::put(const std::string& name, const std::string& value) {
+  impl_->store->set(key(name, options_.rank), bytes(value));
+}
+
+std::string ProcessGroupLink::get(const std::string& name, int rank) {
+  return impl_->store->check({key(name, rank)}) ? text(impl_->store->get(key(name, rank))) : std::string();
 }
 
 void ProcessGroupLink::report_failure(const std::string& message) noexcept {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,6 +26,14 @@ struct GroupOptions {
   int port = 0;
   std::chrono::seconds timeout{60};
   std::string backend = "gloo";  // "nccl" where compiled in (MEMFIT_TORCH_CUDA + USE_C10D_NCCL)
+};
+
+// What this rank's point-to-point traffic cost: seconds inside recv waits (which include the
+// sender's compute before the message left) and inside waits for sends to complete; messages
+// and bytes sent.
+struct LinkStats {
+  double recv_seconds = 0, send_seconds = 0;
+  std::uint64_t messages_sent = 0, bytes_sent = 0;
 };
 
 // What a rank describes itself by at the rendezvous (name, value), compared field by field.
@@ -56,8 +65,17 @@ class ProcessGroupLink {
   void connect();
 
   // Point-to-point, tag 0, in order. `what` says what is awaited in errors ("hidden states").
+  // A send is posted and returns: ranks that pass messages round a ring (the last rank sends ids
+  // back to rank 0) would deadlock if each waited for its send while its receiver waits to send
+  // too. Its completion is checked at the next send and awaited by flush_sends().
   void send(const at::Tensor& t, int to, const char* what);
   at::Tensor recv(at::IntArrayRef sizes, at::ScalarType dtype, int from, const char* what);
+  void flush_sends();  // waits (bounded) for every posted send
+  const LinkStats& stats() const { return stats_; }
+
+  // A value for the other ranks in the store (`name` of this rank), and another rank's.
+  void put(const std::string& name, const std::string& value);
+  std::string get(const std::string& name, int rank);
 
   // Records this rank's failure in the store for the others (ignored when the store is gone).
   void report_failure(const std::string& message) noexcept;
@@ -73,7 +91,9 @@ class ProcessGroupLink {
   // Runs one send/recv `op` (false: timed out); a failure becomes a Failure naming `peer`.
   void complete(int peer, bool sending, const char* what, const std::function<bool()>& op);
   [[noreturn]] void lost(int peer, bool sending, const char* what, const std::exception& e);
+  void reap_sends(bool wait);  // drops completed sends (all, waiting, when `wait`)
   GroupOptions options_;
+  LinkStats stats_;
   at::Device device_{at::kCPU};
   std::unique_ptr<Impl> impl_;
 };

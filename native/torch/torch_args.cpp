@@ -91,8 +91,9 @@ void add_pipeline(std::vector<Option>& out, PipelineArgs& p) {
 
 std::vector<Option> generate_options(GenerateArgs& a) {
   std::vector<Option> out{
-      text("--prompt", &a.prompt, "prompt text, tokenized with the model's tokenizer"),
-      text("--tokens", &a.tokens, "prompt token ids instead, e.g. 464,2068,7586"),
+      list("--prompt", &a.prompts, "prompt text, tokenized with the model's tokenizer (repeatable: several prompts)"),
+      text("--prompts-file", &a.prompts_file, "prompts instead, one per line"),
+      text("--tokens", &a.tokens, "prompt token ids instead, e.g. 464,2068,7586 (rows separated by ';': several)"),
       text("--chat", &a.chat, "one user message, formatted by the model's chat_template"),
       text("--tokenizer", &a.tokenizer, "tokenizer.json or its folder (default: next to the weights)"),
       number("--max-new-tokens", &a.max_new_tokens, 1, 1 << 20, "tokens to generate at most (default 20)"),
@@ -110,6 +111,7 @@ std::vector<Option> generate_options(GenerateArgs& a) {
   add_pipeline(out, a.pipeline);
   out.push_back(flag("--stats", &a.stats, "print tokens/s, prefill time and bytes streamed per token"));
   out.push_back(flag("--json", &a.json, "print JSON: prompt_ids, new_token_ids, text, stopped_at, stats"));
+  out.push_back(text("--logits-out", &a.logits_out, "write each step's logits to FILE as JSON Lines (a pipeline's last rank)"));
   return out;
 }
 
@@ -201,8 +203,9 @@ TorchCommand parse_torch_command(int argc, const char* const* argv) {
     parse(TorchCommand::Kind::kGenerate, generate_options(c.generate), c.generate.dir,
           "Generate text: tokenize the prompt, decode token by token with a KV cache, stream the text");
     // Given, even empty: an empty --prompt is an empty prompt (run_generate names it), not none.
-    if (c.kind == TorchCommand::Kind::kGenerate && given.count("--prompt") + given.count("--tokens") + given.count("--chat") != 1)
-      usage("generate needs exactly one of --prompt TEXT, --tokens IDS or --chat TEXT");
+    if (c.kind == TorchCommand::Kind::kGenerate &&
+        given.count("--prompt") + given.count("--prompts-file") + given.count("--tokens") + given.count("--chat") != 1)
+      usage("generate needs exactly one of --prompt TEXT (repeatable), --prompts-file FILE, --tokens IDS or --chat TEXT");
     return c;
   }
   if (command == "--help" || command == "-h") {

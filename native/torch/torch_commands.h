@@ -60,8 +60,9 @@ struct GenerateArgs {
   std::string dir;
   PlacementArgs placement;
   ExecArgs exec;
-  std::string prompt;          // --prompt TEXT (tokenized with the model's tokenizer)
-  std::string tokens;          // --tokens IDS instead of a prompt
+  std::vector<std::string> prompts;  // --prompt TEXT, repeatable (tokenized with the model's tokenizer)
+  std::string prompts_file;    // --prompts-file FILE: one prompt per line
+  std::string tokens;          // --tokens IDS instead of a prompt (rows separated by ';': several)
   std::string chat;            // --chat TEXT: one user message through the chat template
   std::string tokenizer;       // tokenizer.json / folder when it is not next to the weights
   int max_new_tokens = 20;
@@ -73,6 +74,7 @@ struct GenerateArgs {
   bool no_special = false;     // do not add the tokenizer's special tokens (BOS) to --prompt
   bool stats = false;
   bool json = false;
+  std::string logits_out;      // each step's logits as JSON Lines (logits_log.h)
   PipelineArgs pipeline;
 };
 

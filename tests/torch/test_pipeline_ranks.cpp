@@ -1,17 +1,22 @@
 // Pipeline-parallel generation across processes (`memfit generate --nodes/--rank/--master`,
 // `--local-ranks`) on 127.0.0.1: the same ids as one process and as transformers' golden greedy
-// run, for several stage splits and placements (disk inside a stage); a killed rank and a rank
-// that never joins end every other rank with a named error within the timeout; ranks whose
-// checkpoint or split differ are refused at the rendezvous.
+// run, and the last rank's logits at every step bitwise equal to one process's, for several stage
+// splits and placements (disk inside a stage); several prompts micro-batched through the stages,
+// each as it runs alone; a killed rank and a rank that never joins end every other rank with a
+// named error within the timeout, and so does rank 0 failing to load; ranks whose checkpoint or
+// split differ are refused at the rendezvous.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <doctest/doctest.h>
@@ -93,6 +98,18 @@ std::vector<std::string> rank_args(std::vector<std::string> args, int ranks, int
   return args;
 }
 
+// --logits-out's file: per (prompt, step), the logits as float32 (they were written exactly).
+std::map<std::pair<int, int>, std::vector<float>> read_logits(const std::string& path) {
+  std::map<std::pair<int, int>, std::vector<float>> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    std::vector<float>& row = out[{j["prompt"].get<int>(), j["step"].get<int>()}];
+    for (const auto& v : j["logits"]) row.push_back(static_cast<float>(v.get<double>()));
+  }
+  return out;
+}
+
 nlohmann::json generated(const std::vector<std::string>& args) {
   const ProcessResult r = run_memfit(args);
   CAPTURE(args);
@@ -135,8 +152,20 @@ TEST_CASE("pipeline: 2 and 3 ranks generate the golden greedy ids, for several s
     const std::string prompt = ids_text(golden["inputs"][gen["input"].get<std::string>()]["input_ids"][0]);
     const std::vector<std::string> common = {"generate", *dir + "/" + m.model, "--tokens", prompt, "--max-new-tokens",
                                              std::to_string(gen["max_new_tokens"].get<int>()), "--threads", "1", "--json"};
-    const auto single = generated(common);
+    TempDir tmp;
+    const std::string single_logits = tmp.path + "/single.jsonl", pipe_logits = tmp.path + "/pipeline.jsonl";
+    auto single_args = common;
+    single_args.insert(single_args.end(), {"--logits-out", single_logits});
+    const auto single = generated(single_args);
     REQUIRE(single["new_token_ids"] == gen["new_token_ids"]);
+    const auto want = read_logits(single_logits);
+    REQUIRE(want.size() == gen["new_token_ids"].size());
+    // One process's logits against transformers' own (the golden top logit of each step): float32
+    // on both sides, different kernels — the golden file's float64-vs-float32 spread is ~1e-5.
+    for (std::size_t step = 0; step < want.size(); ++step) {
+      const auto& row = want.at({0, static_cast<int>(step)});
+      CHECK(std::abs(*std::max_element(row.begin(), row.end()) - gen["top1_logit_per_step"][step].get<double>()) < 1e-4);
+    }
     for (const Split& s : m.splits) {
       CAPTURE(m.model);
       CAPTURE(s.stages);
@@ -146,7 +175,11 @@ TEST_CASE("pipeline: 2 and 3 ranks generate the golden greedy ids, for several s
       if (*s.stages) args.insert(args.end(), {"--stages", s.stages});
       if (*s.device_map) args.insert(args.end(), {"--device-map", s.device_map});
       if (*s.max_memory) args.insert(args.end(), {"--max-memory", s.max_memory});
+      args.insert(args.end(), {"--logits-out", pipe_logits});
       const auto j = generated(args);
+      // Bitwise: the same float32 kernels on the same bytes in the same order (one thread each),
+      // and hidden states cross the boundary as their float32 bytes, uncast.
+      CHECK(read_logits(pipe_logits) == want);
       CHECK(j["prompt_ids"] == single["prompt_ids"]);
       CHECK(j["new_token_ids"] == gen["new_token_ids"]);
       CHECK(j["stopped_at"] == "max_new_tokens");
@@ -167,6 +200,75 @@ TEST_CASE("pipeline: seeded sampling on the last rank gives the single process's
   args.insert(args.end(), {"--local-ranks", "2", "--stages", "0-1,2-3"});
   CHECK(generated(args)["new_token_ids"] == single["new_token_ids"]);
   CHECK(single["new_token_ids"].size() == 10);
+}
+
+TEST_CASE("pipeline: several prompts micro-batched through 2 ranks come out as each does alone") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("pipeline micro-batches");
+  const auto golden = golden_json("tiny-llama");
+  const auto& gen = golden["generation"];
+  const std::string first = ids_text(golden["inputs"][gen["input"].get<std::string>()]["input_ids"][0]);
+  const std::string rows[] = {first, "1,50,60,70"};
+  TempDir tmp;
+  // Greedy, then seeded sampling (each prompt has its own sampler, seeded alike).
+  const std::vector<std::vector<std::string>> choices = {
+      {}, {"--temperature", "1.5", "--top-k", "50", "--repetition-penalty", "1.3", "--seed", "3"}};
+  for (const auto& choice : choices) {
+    CAPTURE(choice);
+    std::vector<std::string> common = {"generate", *dir + "/tiny-llama", "--max-new-tokens", "12", "--threads", "1", "--json"};
+    common.insert(common.end(), choice.begin(), choice.end());
+    auto both = common;
+    const std::string pipe_logits = tmp.path + "/pipeline.jsonl";
+    both.insert(both.end(), {"--tokens", rows[0] + ";" + rows[1], "--local-ranks", "2", "--stages", "0-1,2-3",
+                             "--logits-out", pipe_logits});
+    const auto j = generated(both);
+    REQUIRE(j["outputs"].size() == 2);
+    CHECK(j["pipeline"]["micro_batches"] == 2);
+    const auto got_logits = read_logits(pipe_logits);
+    for (int k = 0; k < 2; ++k) {
+      CAPTURE(k);
+      auto alone = common;
+      const std::string alone_logits = tmp.path + "/alone.jsonl";
+      alone.insert(alone.end(), {"--tokens", rows[k], "--logits-out", alone_logits});
+      const auto single = generated(alone);
+      CHECK(j["outputs"][k]["prompt_ids"] == single["prompt_ids"]);
+      CHECK(j["outputs"][k]["new_token_ids"] == single["new_token_ids"]);
+      CHECK(j["outputs"][k]["stopped_at"] == single["stopped_at"]);
+      for (const auto& [key, row] : read_logits(alone_logits)) {
+        CAPTURE(key.second);
+        const auto it = got_logits.find({k, key.second});
+        REQUIRE(it != got_logits.end());
+        CHECK(it->second == row);
+      }
+    }
+    if (choice.empty()) CHECK(j["outputs"][0]["new_token_ids"] == gen["new_token_ids"]);
+  }
+}
+
+TEST_CASE("pipeline: rank 0 failing to load is what the other ranks name") {
+  const auto dir = golden_dir();
+  if (!dir) return skip_loudly("pipeline: rank 0 fails to load");
+  TempDir tmp;
+  const int port = torchrt::free_local_port();
+  const std::vector<std::string> common = {"generate", *dir + "/tiny-llama", "--tokens", "1,50,60,70", "--stages",
+                                           "0-1,2-3", "--timeout", "20"};
+  // Rank 0's map names only rank 1's blocks: its own tensors are not covered, and its load fails
+  // after the rendezvous (the map is no part of the fingerprint), while rank 1 loads.
+  auto zero = common;
+  zero.insert(zero.end(), {"--device-map", R"({"model.layers.3": "cpu"})"});
+  const auto t0 = Clock::now();
+  Rank r0 = start_rank(rank_args(zero, 2, 0, port), tmp.path, 0);
+  Rank r1 = start_rank(rank_args(common, 2, 1, port), tmp.path, 1);
+  r0.wait(t0);
+  r1.wait(t0);
+  CAPTURE(r0.err());
+  CAPTURE(r1.err());
+  CHECK(r0.exit_code != 0);
+  CHECK(r0.err().find("rank 0: ") != std::string::npos);
+  CHECK(r1.exit_code != 0);
+  CHECK(r1.err().find("rank 0 failed to load: ") != std::string::npos);
+  CHECK(r1.err().find("lost the master") == std::string::npos);
+  CHECK(r1.exited_after < 20 + 30);
 }
 
 TEST_CASE("pipeline: a killed rank ends every other rank with a named error within the timeout") {
