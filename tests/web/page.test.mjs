@@ -558,9 +558,10 @@ describe('panels, layout and speed', () => {
     assert.equal(await settle(page), 'result');
     // the catalog's list is drawn after the first result: its fetch no longer slows the Hub's
     await page.waitForSelector('#catalog-list li');
-    const at = (/** @type {string} */ end) => requests.findIndex((u) => u.endsWith(end));
+    const at = (/** @type {string} */ part) => requests.findIndex((u) => new URL(u).pathname.endsWith(part));
     assert.ok(at('/catalog.json') > at('/gpt2/resolve/main/config.json'), requests.join('\n'));
-    assert.ok(at('/api/models/gpt2') >= 0 && at('/catalog.json') > at('/api/models/gpt2'));
+    // the model's listing (?blobs=true: file sizes for other kinds of repos) comes first too
+    assert.ok(at('/api/models/gpt2') >= 0 && at('/catalog.json') > at('/api/models/gpt2'), requests.join('\n'));
     assert.equal(requests.filter((u) => u.endsWith('/wasm/memfit.wasm')).length, 1, 'the .wasm is fetched once (by the worker, not again by the glue)');
     const t = JSON.parse(await page.evaluate(() => document.documentElement.dataset.timeline || '{}'));
     for (const k of ['worker_start', 'wasm_ready', 'first_call', 'model_fetched', 'result']) assert.equal(typeof t[k], 'number', `${k} in ${JSON.stringify(t)}`);
