@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "diffusers_parts.h"
+#include "repo_tensors.h"
 #include "kinds.h"
 #include "memfit/error.h"
 #include "memfit/format/strict_json.h"
@@ -177,7 +178,7 @@ std::vector<FileNeed> diffusers_needs(const RepoFiles& files) {
         want(w.file, FileNeed::Form::kText, false);
         continue;
       }
-      for (const std::string& shard : diffusers::shard_paths(files, w.file)) {
+      for (const std::string& shard : index_shard_paths(files, w.file)) {
         if (!listed(files, shard))
           throw Error(ErrorCode::kRepoMissingFile,
                       fmt::format("{}: named by {}, not in the repo", shard, w.file));

@@ -48,10 +48,6 @@ struct WeightsChoice {
 };
 WeightsChoice choose_weights(const RepoFiles& files, const std::string& folder);
 
-// The shard paths (folder/name) an index names, in its order; throws the index's own error
-// (kIndexInvalid, kIndexInvalidShardName) naming the index file.
-std::vector<std::string> shard_paths(const RepoFiles& files, const std::string& index_path);
-
 // One component's weights as loaded at `dtype` (nullopt: as stored).
 struct ComponentSize {
   bool has_weights = false;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "diffusers_parts.h"
+#include "repo_tensors.h"
 #include "kinds.h"
 #include "memfit/error.h"
 #include "memfit/format/checkpoint_index.h"
@@ -80,23 +81,6 @@ void sum_tensors(const std::vector<Held>& held, std::optional<DType> dtype, cons
       out.largest_module_bytes = per_module[m];
       out.largest_module = m;
     }
-}
-
-const std::string& header_of(const RepoFiles& files, const std::string& key) {
-  auto it = files.headers.find(key);
-  if (it == files.headers.end())
-    throw Error(ErrorCode::kRepoMissingFile,
-                fmt::format("{}{}: its safetensors header was not read (it is needed to size the component)",
-                            files.repo.empty() ? "" : files.repo + ": ", key));
-  return it->second;
-}
-
-safetensors::Header parsed_header(const RepoFiles& files, const std::string& key) {
-  std::optional<std::uint64_t> size;
-  if (auto s = files.sizes.find(key); s != files.sizes.end()) size = s->second;
-  auto h = safetensors::parse_header(header_of(files, key), size, key);
-  if (!h) throw h.error();
-  return std::move(h).value();
 }
 
 // The config's text, or "" when it was not listed or recorded absent.

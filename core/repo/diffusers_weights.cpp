@@ -114,13 +114,4 @@ WeightsChoice choose_weights(const RepoFiles& files, const std::string& folder) 
   return w;
 }
 
-std::vector<std::string> shard_paths(const RepoFiles& files, const std::string& index_path) {
-  auto index = parse_index(text_of(files, index_path), index_path);
-  if (!index) throw index.error();
-  const std::string folder = index_path.substr(0, index_path.rfind('/') + 1);
-  std::vector<std::string> out;
-  for (const auto& shard : index->shards) out.push_back(folder + shard);
-  return out;
-}
-
 }  // namespace memfit::repo::diffusers

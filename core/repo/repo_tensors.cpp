@@ -8,7 +8,9 @@
 #include "memfit/error.h"
 #include "memfit/format/safetensors.h"
 #include "memfit/memory/stored_form.h"
+#include "memfit/format/checkpoint_index.h"
 #include "memfit/report/convert_bytes.h"
+#include "kinds.h"
 
 namespace memfit::repo {
 
@@ -29,7 +31,7 @@ std::uint64_t bytes_as(const SizedTensor& t, std::optional<DType> cast) {
          t.numel % 8 * static_cast<std::uint64_t>(dtype_bits(*cast)) / 8;
 }
 
-std::vector<SizedTensor> header_tensors(const RepoFiles& files, const std::string& key) {
+safetensors::Header parsed_header(const RepoFiles& files, const std::string& key) {
   auto it = files.headers.find(key);
   if (it == files.headers.end())
     throw Error(ErrorCode::kRepoMissingFile,
@@ -40,9 +42,23 @@ std::vector<SizedTensor> header_tensors(const RepoFiles& files, const std::strin
   const std::string source = files.repo.empty() ? key : files.repo + ": " + key;
   auto header = safetensors::parse_header(it->second, size, source);
   if (!header) throw header.error();
+  return std::move(header).value();
+}
+
+std::vector<SizedTensor> header_tensors(const RepoFiles& files, const std::string& key) {
+  const safetensors::Header header = parsed_header(files, key);
   std::vector<SizedTensor> out;
-  out.reserve(header->tensors.size());
-  for (const auto& t : header->tensors) out.push_back({t.name, t.dtype, t.shape, t.numel, t.nbytes()});
+  out.reserve(header.tensors.size());
+  for (const auto& t : header.tensors) out.push_back({t.name, t.dtype, t.shape, t.numel, t.nbytes()});
+  return out;
+}
+
+std::vector<std::string> index_shard_paths(const RepoFiles& files, const std::string& index_path) {
+  auto index = parse_index(text_of(files, index_path), index_path);
+  if (!index) throw index.error();
+  const std::string folder = index_path.substr(0, index_path.rfind('/') + 1);
+  std::vector<std::string> out;
+  for (const auto& shard : index->shards) out.push_back(folder + shard);
   return out;
 }
 

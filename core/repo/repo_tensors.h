@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "memfit/format/safetensors.h"
 #include "memfit/model/dtype.h"
 #include "memfit/model/model.h"
 #include "memfit/repo/repo_kind.h"
@@ -28,9 +29,17 @@ std::optional<DType> option_dtype(const RepoOptions& options);
 // The bytes of `t` when floats are cast to `cast` (integer and quantized pieces keep theirs).
 std::uint64_t bytes_as(const SizedTensor& t, std::optional<DType> cast);
 
-// The tensors of the safetensors header read under `key` (its file size checked when known).
-// Throws the parser's error, prefixed with the repo and file.
+// The safetensors header read under `key`, parsed (its file size checked when known). Throws
+// Error(kRepoMissingFile) when it was not read, else the parser's error naming the repo and file.
+safetensors::Header parsed_header(const RepoFiles& files, const std::string& key);
+
+// Its tensors, sized.
 std::vector<SizedTensor> header_tensors(const RepoFiles& files, const std::string& key);
+
+// The shard paths a sharded checkpoint's index names, in its order, each beside the index
+// ("unet/diffusion_pytorch_model-00001-of-00002.safetensors"); throws the index's own error
+// (kIndexInvalid, kIndexInvalidShardName) naming the index file.
+std::vector<std::string> index_shard_paths(const RepoFiles& files, const std::string& index_path);
 
 // A model's checkpoint as transformers would store it, from its config alone (stored_form.h).
 std::vector<SizedTensor> stored_tensors(const Model& model);

@@ -51,11 +51,7 @@ std::vector<std::string> weight_files(const ModuleEntry& m, const RepoFiles& fil
     if (index_pending) *index_pending = true;
     return {};
   }
-  auto parsed = parse_index(text_of(files, index), index);
-  if (!parsed) throw parsed.error();
-  std::vector<std::string> out;
-  for (const auto& shard : parsed->shards) out.push_back(join_path(m.path, shard));
-  return out;
+  return index_shard_paths(files, index);
 }
 
 std::vector<SizedTensor> read_weights(const std::vector<std::string>& keys, const RepoFiles& files) {
