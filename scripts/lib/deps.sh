@@ -46,7 +46,7 @@ MEMFIT_TORCH_BENCH_PACKAGES=(python3-torch)
 
 # The WebAssembly build (wasm/: Debian's Emscripten) and the page's browser tests (tests/web:
 # node --test + playwright-core driving Debian's chromium). Why each: README "Dependencies".
-MEMFIT_WEB_PACKAGES=(emscripten chromium zopfli terser)
+MEMFIT_WEB_PACKAGES=(emscripten chromium zopfli terser esbuild)
 
 # ensure_web_packages — the above, plus node and npm unless some node is already installed
 # (a NodeSource nodejs ships its own npm; Debian's npm package would conflict with it).

@@ -489,7 +489,7 @@ describe('planner panel, several hosts', () => {
 });
 
 describe('panels, layout and speed', () => {
-  test('a link with a model starts the one worker before app.js runs; a plain visit starts none', async () => {
+  test('a link with a model starts the one worker and asks the Hub before app.js runs; a plain visit starts none', async () => {
     const { page, context, problems } = await openPage(browser);
     await page.goto(url({ model: 'gpt2' }));
     assert.equal(await settle(page), 'result');
@@ -498,7 +498,16 @@ describe('panels, layout and speed', () => {
       worker: performance.getEntriesByName('memfit:worker').map((e) => e.startTime),
       app: performance.getEntriesByName('memfit:app').map((e) => e.startTime),
       left: 'memfitBootWorker' in globalThis,
+      // boot.js's early Hub requests: each URL asked once, and both answers taken by hub.js
+      prefetch: performance.getEntriesByName('memfit:prefetch').length,
+      untaken: /** @type {any} */ (globalThis).memfitPrefetch?.size,
+      hub: performance.getEntriesByType('resource').map((e) => e.name)
+        .filter((n) => /\/config\.json$|\/api\/models\//.test(n)),
     }));
+    assert.equal(order.prefetch, 1, 'boot.js asked the Hub');
+    assert.equal(order.untaken, 0, 'hub.js took both early answers');
+    assert.equal(order.hub.length, 2, `the Hub was asked once for each: ${order.hub.join(', ')}`);
+    assert.equal(new Set(order.hub).size, 2);
     assert.equal(order.fetched, 1, 'worker.js fetched once');
     assert.equal(order.worker.length, 1, 'boot.js started a worker');
     assert.ok(order.worker[0] < order.app[0], `worker started at ${order.worker[0]} ms, app.js ran at ${order.app[0]} ms`);

@@ -4,28 +4,46 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { WEB_DIR, need } from './support/paths.mjs';
+import { ROOT, WEB_DIR, need } from './support/paths.mjs';
 import { serveStatic } from '../../web/tools/serve.mjs';
 import { precompress } from '../../web/tools/build.mjs';
 
-test('index.html modulepreloads exactly the modules app.js imports', () => {
-  // the built site: it holds js/supported.js, which the build writes
-  const web = need(WEB_DIR, 'the built site (web/tools/build.mjs)');
-  const html = readFileSync(join(web, 'index.html'), 'utf8');
-  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort();
-  const seen = new Set();
-  const walk = (/** @type {string} */ file) => {
-    for (const m of readFileSync(join(web, file), 'utf8').matchAll(/^import .* from '\.\/([\w-]+\.js)';$/gm)) {
-      const dep = `js/${m[1]}`;
-      if (!seen.has(dep)) { seen.add(dep); walk(dep); }
-    }
-  };
-  walk('js/app.js');
-  assert.deepEqual(preloaded, [...seen].sort());
+/** index.html's modulepreload links. @param {string} dir */
+function preloads(dir) {
+  const html = readFileSync(join(dir, 'index.html'), 'utf8');
+  return [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort();
+}
+
+/**
+ * The js/ files FILE imports statically, directly or not ("import … from './x.js'", as written
+ * by hand or minified by esbuild; dynamic import() excluded). @param {string} dir @param {string} file
+ */
+function staticImports(dir, file, seen = new Set()) {
+  // js/supported.js is written by the build (it imports nothing)
+  if (!existsSync(join(dir, file))) return [...seen].sort();
+  const text = readFileSync(join(dir, file), 'utf8');
+  for (const m of text.matchAll(/(?:^|[;}\s])import\s*(?:[\w$*{}\s,]+from\s*)?["']\.\/([\w-]+\.js)["']/g)) {
+    const dep = `js/${m[1]}`;
+    if (!seen.has(dep)) { seen.add(dep); staticImports(dir, dep, seen); }
+  }
+  return [...seen].sort();
+}
+
+test('index.html modulepreloads exactly the modules app.js imports: in web/, and in the bundled site', () => {
+  const web = join(ROOT, 'web');
+  const sources = staticImports(web, 'js/app.js');
+  assert.ok(sources.length > 10, `web/js/app.js imports ${sources.length} modules`);
+  assert.deepEqual(preloads(web), sources);
+  // the built site: one bundle in js/app.js (web/tools/bundle.mjs), which imports only its
+  // chunks, and none of the modules it was made from
+  const built = need(WEB_DIR, 'the built site (web/tools/build.mjs)');
+  const chunks = staticImports(built, 'js/app.js');
+  assert.deepEqual(preloads(built), chunks);
+  for (const c of chunks) assert.match(c, /^js\/chunk-\w+\.js$/);
 });
 
 /** GET url with the given request headers, raw (no decompression). @param {string} url @param {Record<string,string>} headers */

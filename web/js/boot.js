@@ -3,7 +3,8 @@
 // while the page's modules are still loading. Worker start-up (thread, script, then the module)
 // delayed the first result when app.js started it; from here it overlaps
 // the module graph and the Hub's answers. api.js adopts this worker on its first call.
-if (new URLSearchParams(location.search).get('model')) {
+const bootQuery = new URLSearchParams(location.search);
+if (bootQuery.get('model')) {
   try {
     // beside this script, as api.js finds it beside itself (the page's own URL may lack a '/')
     const script = /** @type {HTMLScriptElement} */ (document.currentScript);
@@ -13,3 +14,36 @@ if (new URLSearchParams(location.search).get('model')) {
     // no module workers: api.js reports it on its first call
   }
 }
+
+// …and ask the Hub for the model's info and config.json now, beside the worker, instead of once
+// the page's modules have loaded and run: those are the page's first two requests (model.js),
+// and hub.js takes these answers (takePrefetched) when it asks for the same URL with no token.
+// Only for a plain model id; the URLs are built as hub.js builds them (modelInfo, fileUrl), and
+// the endpoint's default is state.js's DEFAULT_ENDPOINT. An answer nobody takes is dropped.
+(() => {
+  const id = bootQuery.get('model') || '';
+  const offline = bootQuery.get('offline');
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/.test(id) || id.includes('..') ||
+      offline === '1' || offline === 'true' || typeof fetch !== 'function') return;
+  const endpoint = (bootQuery.get('endpoint') || 'https://huggingface.co').replace(/\/+$/, '');
+  const revision = bootQuery.get('revision') || 'main';
+  const path = id.split('/').map(encodeURIComponent).join('/');
+  const info = `${endpoint}/api/models/${path}${revision !== 'main' ? `/revision/${encodeURIComponent(revision)}` : ''}?blobs=true`;
+  const config = `${endpoint}/${path}/resolve/${encodeURIComponent(revision)}/config.json`;
+  /** @type {Map<string, Promise<Response | null>>} */
+  const early = new Map();
+  for (const url of [config, info]) {
+    try {
+      // as hub.js asks (HubClient.get), with its default timeout: a stalled answer cannot hold
+      // the page longer than its own request would
+      early.set(url, fetch(url, {
+        credentials: 'omit', referrerPolicy: 'no-referrer', cache: 'default', redirect: 'follow', mode: 'cors',
+        signal: AbortSignal.timeout(20000),
+      }).catch(() => null));
+    } catch {
+      // a URL fetch refuses: hub.js asks itself
+    }
+  }
+  /** @type {any} */ (self).memfitPrefetch = early;
+  performance.mark('memfit:prefetch');
+})();

@@ -39,6 +39,32 @@ function pathPart(s) {
   return s.split('/').map(encodeURIComponent).join('/');
 }
 
+/**
+ * The answer boot.js already asked for at this URL (a link's first two requests), once; null
+ * when it asked for none, or its request failed (the caller asks again, and reports).
+ * @param {string} url @returns {Promise<Response | null> | null}
+ */
+function takePrefetched(url) {
+  /** @type {Map<string, Promise<Response | null>> | undefined} */
+  const early = /** @type {any} */ (globalThis).memfitPrefetch;
+  const answer = early?.get(url) ?? null;
+  early?.delete(url);
+  return answer;
+}
+
+/**
+ * PROMISE, or an AbortError as soon as SIGNAL aborts (what fetch does with its signal).
+ * @template T @param {Promise<T>} promise @param {AbortSignal} signal @returns {Promise<T>}
+ */
+function abortable(promise, signal) {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new DOMException('aborted', 'AbortError'));
+    if (signal.aborted) { onAbort(); return; }
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 export class HubClient {
   /**
    * @param {object} options
@@ -86,7 +112,8 @@ export class HubClient {
     };
     this.requested.push(url);
     try {
-      const response = await fetch(url, {
+      const early = !range && !headers.Authorization ? takePrefetched(url) : null;
+      const response = (early && await abortable(early, controller.signal)) || await fetch(url, {
         headers, signal: controller.signal, credentials: 'omit', referrerPolicy: 'no-referrer',
         cache: range ? 'no-store' : 'default', redirect: 'follow', mode: 'cors',
       });

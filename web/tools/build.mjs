@@ -5,12 +5,14 @@
 // Each text or WASM file also gets a precompressed FILE.gz beside it, for servers that send those
 // to clients accepting gzip (nginx gzip_static, web/tools/serve.mjs): made by zopfli where it is
 // installed — still gzip, any browser decodes it, ~4.5% smaller than gzip -9 — else by zlib -9.
-// It also writes js/supported.js from the module's supported() (writeSupported below).
+// It also writes js/supported.js from the module's supported() (writeSupported below), then
+// bundles the page's scripts into js/app.js (bundle.mjs).
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { bundlePage } from './bundle.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -76,6 +78,7 @@ export async function buildSite(o) {
   mkdirSync(join(o.out, 'wasm'), { recursive: true });
   for (const f of MODULE_FILES) cpSync(join(o.wasm, f), join(o.out, 'wasm', f));
   await writeSupported(o.wasm, join(o.out, 'js', 'supported.js'));
+  bundlePage(o.out);
   let bytes = 0, files = 0;
   /** @type {Record<string, number>} */
   const gzipped = {};
