@@ -66,4 +66,15 @@ for (const e of events) {
 }
 const lazy = events.filter((e) => e.name === 'wasm.CompileLazy');
 console.log(`wasm.CompileLazy: ${lazy.length} functions, ${(lazy.reduce((s, e) => s + (e.dur || 0), 0) / 1000).toFixed(1)} ms`);
+// What each of the worker's calls paid for (the warm-ups, then the page's first call): the
+// functions V8 compiled lazily inside it, and the optimizing tier's compiles beside it.
+const top = events.filter((e) => e.name === 'wasm.TopTierCompilation' || e.name === 'wasm.ExecuteCompilationUnits');
+for (const call of events.filter((e) => e.name === 'FunctionCall' && /worker\.js/.test(e.args?.data?.url || ''))) {
+  const end = call.ts + (call.dur || 0);
+  const inside = lazy.filter((e) => e.ts >= call.ts && e.ts < end && e.tid === call.tid);
+  const beside = top.filter((e) => e.name === 'wasm.TopTierCompilation' && e.ts < end && e.ts + (e.dur || 0) > call.ts);
+  const sum = (/** @type {any[]} */ es) => (es.reduce((a, e) => a + (e.dur || 0), 0) / 1000).toFixed(1);
+  console.log(`call ${call.args.data.functionName} at ${ms(call.ts)}: ${((call.dur || 0) / 1000).toFixed(1)} ms; ` +
+    `inside it ${inside.length} lazy compiles (${sum(inside)} ms); top-tier compiles beside it: ${beside.length} (${sum(beside)} ms)`);
+}
 for (const [ts, text] of rows.sort((a, b) => a[0] - b[0])) console.log(`${ms(ts).padStart(7)}  ${text}`);

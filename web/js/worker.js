@@ -59,11 +59,14 @@ const now = () => performance.timeOrigin + performance.now();
 let steps = { worker_start: now() };
 
 // Tiny configs, a dense one and a mixture of experts: one estimate of each runs the code most
-// estimates run.
+// estimates run. With the kinds of fields real configs carry (floats, null, booleans, ids), so
+// their parsing is compiled too.
 const LLAMA = {
   model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab_size: 256, hidden_size: 64,
   intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,
-  torch_dtype: 'bfloat16',
+  torch_dtype: 'bfloat16', hidden_act: 'silu', max_position_embeddings: 4096, rms_norm_eps: 1e-5,
+  rope_theta: 500000.0, rope_scaling: null, tie_word_embeddings: false, attention_bias: false,
+  bos_token_id: 1, eos_token_id: 2, initializer_range: 0.02,
 };
 const WARM_UPS = [
   LLAMA,

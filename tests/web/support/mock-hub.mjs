@@ -130,11 +130,12 @@ function listen(server) {
 }
 
 /**
- * Starts the Hub and its CDN. Returns {url, cdnUrl, log, cdnLog, repos, aborted, close}:
+ * Starts the Hub and its CDN. latencyMs: every model's answers wait that long (the benchmark's
+ * stand-in for a real network's round trips; a repo's own slowMs wins). Returns {url, cdnUrl, log, cdnLog, repos, aborted, close}:
  * `aborted(pathPart)` resolves once a request whose path contains pathPart was closed by the
  * client before it was answered (the page cancelled its fetch).
  */
-export async function startMockHub() {
+export async function startMockHub({ latencyMs = 0 } = {}) {
   const repos = loadRepos();
   const log = [];
   const cdnLog = [];
@@ -193,8 +194,9 @@ export async function startMockHub() {
       }
       sendBytes(req, res, body, file.endsWith('.json') ? 'application/json' : 'application/octet-stream', repo.rangeAs);
     };
-    if (repo.slowMs) {
-      const t = setTimeout(() => { timers.delete(t); if (!res.writableEnded) answer(); }, repo.slowMs);
+    const wait = repo.slowMs || latencyMs;
+    if (wait) {
+      const t = setTimeout(() => { timers.delete(t); if (!res.writableEnded) answer(); }, wait);
       timers.add(t);
     } else {
       answer();
