@@ -150,13 +150,7 @@ void from_headers(const RepoFiles& files, const Component& c, const WeightsChoic
     headers.emplace_back(w.file, parsed_header(files, w.file));
     out.source = "safetensors header";
   } else {
-    auto index = parse_index(text_of(files, w.file), w.file);
-    if (!index) throw index.error();
-    const std::string folder = w.file.substr(0, w.file.rfind('/') + 1);
-    ShardHeaders shards;
-    for (const std::string& shard : index->shards) shards.emplace_back(shard, parsed_header(files, folder + shard));
-    if (auto ok = check_index_against_shards(*index, shards, w.file); !ok) throw ok.error();
-    headers = std::move(shards);
+    headers = index_headers(files, w.file);
     out.source = fmt::format("{} safetensors shards", headers.size());
   }
   if (!w.variant.empty()) out.source += fmt::format(" ({} variant)", w.variant);

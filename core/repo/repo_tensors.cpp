@@ -45,12 +45,35 @@ safetensors::Header parsed_header(const RepoFiles& files, const std::string& key
   return std::move(header).value();
 }
 
+namespace {
+void append_sized(std::vector<SizedTensor>& out, const safetensors::Header& header) {
+  for (const auto& t : header.tensors) out.push_back({t.name, t.dtype, t.shape, t.numel, t.nbytes()});
+}
+}  // namespace
+
 std::vector<SizedTensor> header_tensors(const RepoFiles& files, const std::string& key) {
   const safetensors::Header header = parsed_header(files, key);
   std::vector<SizedTensor> out;
   out.reserve(header.tensors.size());
-  for (const auto& t : header.tensors) out.push_back({t.name, t.dtype, t.shape, t.numel, t.nbytes()});
+  append_sized(out, header);
   return out;
+}
+
+std::vector<SizedTensor> sized_tensors(const ShardHeaders& headers) {
+  std::vector<SizedTensor> out;
+  for (const auto& [file, h] : headers) append_sized(out, h);
+  return out;
+}
+
+ShardHeaders index_headers(const RepoFiles& files, const std::string& index_path) {
+  auto index = parse_index(text_of(files, index_path), index_path);
+  if (!index) throw index.error();
+  const std::string folder = index_path.substr(0, index_path.rfind('/') + 1);
+  ShardHeaders shards;
+  for (const std::string& shard : index->shards) shards.emplace_back(shard, parsed_header(files, folder + shard));
+  const std::string source = files.repo.empty() ? index_path : files.repo + ": " + index_path;
+  if (auto ok = check_index_against_shards(*index, shards, source); !ok) throw ok.error();
+  return shards;
 }
 
 std::vector<std::string> index_shard_paths(const RepoFiles& files, const std::string& index_path) {

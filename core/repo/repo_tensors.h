@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "memfit/format/checkpoint_index.h"
 #include "memfit/format/safetensors.h"
 #include "memfit/model/dtype.h"
 #include "memfit/model/model.h"
@@ -40,6 +41,16 @@ std::vector<SizedTensor> header_tensors(const RepoFiles& files, const std::strin
 // ("unet/diffusion_pytorch_model-00001-of-00002.safetensors"); throws the index's own error
 // (kIndexInvalid, kIndexInvalidShardName) naming the index file.
 std::vector<std::string> index_shard_paths(const RepoFiles& files, const std::string& index_path);
+
+// A sharded checkpoint's headers: each shard the index at `index_path` names (read beside it),
+// parsed, then checked against the index's weight map and total_size
+// (check_index_against_shards), so a tensor missing from its shard, or a shard's tensor the index
+// does not list, is an error naming the index — not a silently smaller model. Shard names as the
+// index gives them, in its order.
+ShardHeaders index_headers(const RepoFiles& files, const std::string& index_path);
+
+// Tensors of parsed headers, sized, in order.
+std::vector<SizedTensor> sized_tensors(const ShardHeaders& headers);
 
 // A model's checkpoint as transformers would store it, from its config alone (stored_form.h).
 std::vector<SizedTensor> stored_tensors(const Model& model);

@@ -1,5 +1,7 @@
 #include "st_modules.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "kinds.h"
@@ -54,13 +56,14 @@ std::vector<std::string> weight_files(const ModuleEntry& m, const RepoFiles& fil
   return index_shard_paths(files, index);
 }
 
-std::vector<SizedTensor> read_weights(const std::vector<std::string>& keys, const RepoFiles& files) {
-  std::vector<SizedTensor> all;
-  for (const auto& k : keys) {
-    auto part = header_tensors(files, k);
-    all.insert(all.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
-  }
-  return all;
+// The module's weights, sized: model.safetensors' header, or the shards of its index checked
+// against the index (index_headers); nothing when it lists neither.
+std::optional<std::vector<SizedTensor>> module_weights(const ModuleEntry& m, const RepoFiles& files) {
+  const std::string single = join_path(m.path, kWeights);
+  if (listed(files, single)) return header_tensors(files, single);
+  const std::string index = join_path(m.path, kIndex);
+  if (listed(files, index)) return sized_tensors(index_headers(files, index));
+  return std::nullopt;
 }
 
 void set_sizes(ModuleSize& s, const std::vector<SizedTensor>& tensors, std::optional<DType> cast,
@@ -85,9 +88,8 @@ void size_transformer(ModuleSize& s, const RepoFiles& files, const RepoOptions& 
   if (config.has("hidden_size")) s.output_dimension = config.dim({"hidden_size"});
   const std::optional<DType> cast = option_dtype(options);
 
-  const std::vector<std::string> weights = weight_files(m, files, nullptr);
-  if (!weights.empty()) {
-    set_sizes(s, read_weights(weights, files), cast, "header");
+  if (auto weights = module_weights(m, files)) {
+    set_sizes(s, *weights, cast, "header");
   } else {
     EstimateRequest req;
     req.config_text = config_text;
@@ -179,11 +181,9 @@ void size_dense(ModuleSize& s, const RepoFiles& files, const RepoOptions& option
   s.output_dimension = out;
   s.has_embedding_dimension = true;
   const std::optional<DType> cast = option_dtype(options);
-  const std::vector<std::string> weights = weight_files(s.entry, files, nullptr);
-  if (!weights.empty()) {
-    const auto tensors = read_weights(weights, files);
-    set_sizes(s, tensors, cast, "header");
-    for (const auto& t : tensors)
+  if (const auto tensors = module_weights(s.entry, files)) {
+    set_sizes(s, *tensors, cast, "header");
+    for (const auto& t : *tensors)
       if (t.name == "linear.weight" && t.shape != Shape{out, in})
         s.notes.push_back(fmt::format("module {} (Dense): linear.weight is [{}] in its weights; config.json "
                                       "says [{}, {}]", s.entry.name, fmt::join(t.shape, ", "), out, in));
@@ -208,8 +208,7 @@ void size_layer_norm(ModuleSize& s, const RepoFiles& files, const RepoOptions& o
   s.output_dimension = dim;
   s.has_embedding_dimension = true;
   const std::optional<DType> cast = option_dtype(options);
-  const std::vector<std::string> weights = weight_files(s.entry, files, nullptr);
-  if (!weights.empty()) return set_sizes(s, read_weights(weights, files), cast, "header");
+  if (const auto weights = module_weights(s.entry, files)) return set_sizes(s, *weights, cast, "header");
   const std::uint64_t n = static_cast<std::uint64_t>(dim);
   set_sizes(s, {{"norm.weight", DType::kF32, {dim}, n, n * 4}, {"norm.bias", DType::kF32, {dim}, n, n * 4}},
             cast, "config");
@@ -218,15 +217,14 @@ void size_layer_norm(ModuleSize& s, const RepoFiles& files, const RepoOptions& o
 // StaticEmbedding: an EmbeddingBag [vocab, dim] (model2vec's files call it "embeddings").
 void size_static_embedding(ModuleSize& s, const RepoFiles& files, const RepoOptions& options) {
   s.has_embedding_dimension = true;
-  const std::vector<std::string> weights = weight_files(s.entry, files, nullptr);
-  if (weights.empty()) {
+  const auto tensors = module_weights(s.entry, files);
+  if (!tensors) {
     s.source = "none";
     s.notes.push_back(fmt::format("module {} (StaticEmbedding): no model.safetensors; its size is unknown", s.entry.name));
     return;
   }
-  const auto tensors = read_weights(weights, files);
-  set_sizes(s, tensors, option_dtype(options), "header");
-  for (const auto& t : tensors)
+  set_sizes(s, *tensors, option_dtype(options), "header");
+  for (const auto& t : *tensors)
     if ((t.name == "embedding.weight" || t.name == "embeddings") && t.shape.size() == 2) s.output_dimension = t.shape[1];
 }
 
@@ -322,11 +320,11 @@ ModuleSize size_module(const ModuleEntry& m, const RepoFiles& files, const RepoO
   s.entry = m;
   if (!m.known()) {
     // A module memfit has no rules for: its weights' header still says what it holds.
-    const std::vector<std::string> weights = weight_files(m, files, nullptr);
+    const auto weights = module_weights(m, files);
     s.source = "none";
-    if (!weights.empty()) set_sizes(s, read_weights(weights, files), option_dtype(options), "header");
+    if (weights) set_sizes(s, *weights, option_dtype(options), "header");
     s.notes.push_back(fmt::format("module {} has type {}, which memfit does not know: {}", m.name, m.type,
-                                  weights.empty() ? "its size is not counted"
+                                  !weights ? "its size is not counted"
                                                   : "sized from its weights' header; its output dimension is unknown"));
     return s;
   }

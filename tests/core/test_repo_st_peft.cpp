@@ -213,6 +213,39 @@ TEST_CASE("repo st: hostile modules.json") {
          ErrorCode::kRepoMissingFile));
 }
 
+TEST_CASE("repo st: a sharded Transformer is sized from its shards, checked against the index") {
+  const char* modules = R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}])";
+  const std::string shard1 = "model-00001-of-00002.safetensors", shard2 = "model-00002-of-00002.safetensors";
+  // total_size: 100·32·2 + 32·32·2 bytes
+  auto sharded = [&](const std::string& weight_map) {
+    return make_repo({{"modules.json", modules},
+                      {"config.json", kBert},
+                      {"model.safetensors.index.json",
+                       R"({"metadata": {"total_size": 8448}, "weight_map": {)" + weight_map + "}}"}},
+                     {{shard1, header({{"embeddings.word_embeddings.weight", {DType::kF16, {100, 32}}}})},
+                      {shard2, header({{"pooler.dense.weight", {DType::kF16, {32, 32}}}})}});
+  };
+  FakeRepo repo = sharded(R"("embeddings.word_embeddings.weight": ")" + shard1 +
+                          R"(", "pooler.dense.weight": ")" + shard2 + "\"");
+  const RepoReport r = repo.answer(RepoKind::kSentenceTransformers);
+  CHECK(repo.was_asked(shard1));
+  CHECK(repo.was_asked(shard2));
+  CHECK(r.fields["modules"][0]["parameters"] == 100 * 32 + 32 * 32);
+  CHECK(r.fields["modules"][0]["bytes"] == 8448);
+  CHECK(r.fields["modules"][0]["source"] == "header");
+  // The index names a tensor its shard lacks: an error naming the index, not a smaller model.
+  FakeRepo bad = sharded(R"("embeddings.word_embeddings.weight": ")" + shard1 + R"(", "pooler.dense.weight": ")" +
+                         shard2 + R"(", "pooler.dense.bias": ")" + shard2 + "\"");
+  std::string message;
+  try {
+    bad.answer(RepoKind::kSentenceTransformers);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK_MESSAGE(message.find("model.safetensors.index.json") != std::string::npos, message);
+  CHECK_MESSAGE(message.find("pooler.dense.bias") != std::string::npos, message);
+}
+
 // ---- PEFT ----
 
 namespace {
