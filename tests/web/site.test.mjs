@@ -46,6 +46,17 @@ test('index.html modulepreloads exactly the modules app.js imports: in web/, and
   for (const c of chunks) assert.match(c, /^js\/chunk-\w+\.js$/);
 });
 
+test('the built embed.js fetches the widget\'s bundle and every chunk it needs at once', () => {
+  const built = need(WEB_DIR, 'the built site (web/tools/build.mjs)');
+  const stub = readFileSync(join(built, 'embed.js'), 'utf8');
+  const fetched = [...stub.matchAll(/^(?:import|export \* from) '\.\/(js\/[\w-]+\.js)';$/gm)].map((m) => m[1]).sort();
+  assert.ok(fetched.includes('js/embed.js'), `embed.js imports the bundle: ${stub}`);
+  // the bundle's own static imports, all of them listed beside it: no second level
+  assert.deepEqual(fetched, ['js/embed.js', ...staticImports(built, 'js/embed.js')].sort());
+  // the bundle is whole: none of the modules it was made from is imported
+  for (const f of staticImports(built, 'js/embed.js')) assert.match(f, /^js\/chunk-\w+\.js$/);
+});
+
 /** GET url with the given request headers, raw (no decompression). @param {string} url @param {Record<string,string>} headers */
 function get(url, headers = {}) {
   return new Promise((resolveGet, reject) => {
