@@ -9,6 +9,7 @@
 //    page load → result on screen, median and range, with where the time went and what the
 //    first estimate cost — for this build and, with MEMFIT_BASELINE_WEB_DIR, a baseline site
 //    beside it in the same run (visits alternate between the two);
+//  - the embed widget's first visit on a page of another origin (the same sites, alternating);
 //  - per-estimate time in WASM (the api call inside the worker), and the round trip the page
 //    sees (postMessage + JSON.parse of the reply), for the models the issue names.
 // Environment: as the tests (tests/web/support/paths.mjs); RUNS (page reloads ×2, default 9);
@@ -22,6 +23,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { startMockHub } from './support/mock-hub.mjs';
+import { startHostPage } from './support/host-page.mjs';
 import { serveStatic } from '../../web/tools/serve.mjs';
 import { launch, openPage, settle } from './support/browser.mjs';
 import { CONFIGS, ROOT, WEB_DIR, need } from './support/paths.mjs';
@@ -70,7 +72,7 @@ const sites = [];
 for (const s of SITES) sites.push({ ...s, site: await serveStatic(s.dir) });
 const FIRST = MODELS.slice(0, 2);
 const browser = await launch();
-const results = { hub_latency_ms: HUB_LATENCY_MS, bundle_gzip_bytes: total, bundle_served_bytes: served, load_average: loadavg(), sites: SITES.map((s) => s.name), first_visit: {}, first_result: {}, estimate: {} };
+const results = { hub_latency_ms: HUB_LATENCY_MS, bundle_gzip_bytes: total, bundle_served_bytes: served, load_average: loadavg(), sites: SITES.map((s) => s.name), first_visit: {}, widget: {}, first_result: {}, estimate: {} };
 const timeline = (/** @type {any} */ page) => page.evaluate(() => document.documentElement.dataset.timeline || '{}').then(JSON.parse);
 const url = (/** @type {{site: {url: string}}} */ s, /** @type {string} */ id) => `${s.site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`;
 /** Median and worst of each timeline figure over runs. @param {any[]} runs */
@@ -111,6 +113,34 @@ try {
     }
   }
   for (const [k, runs] of Object.entries(cold)) results.first_visit[k] = summary(runs);
+
+  // The embed widget's first visit: a page of another origin with one <memfit-estimate>, a
+  // fresh context each time; page load → the widget's result (a MutationObserver on the host
+  // page notes when the element's data-state turns 'result').
+  const host = await startHostPage();
+  try {
+    for (let i = 0; i < coldRuns; i++) {
+      for (const id of i % 2 ? [...FIRST].reverse() : FIRST) {
+        for (const s of i % 2 ? [...sites].reverse() : sites) {
+          host.setHtml(`<!doctype html><html><head><script type="module" src="${s.site.url}/embed.js"></script></head>
+            <body><memfit-estimate id="w" model="${id}" endpoint="${hub.url}"></memfit-estimate><script>
+            new MutationObserver(() => { const st = document.getElementById('w').dataset.state;
+              if ((st === 'result' || st === 'error') && !window.memfitDone) window.memfitDone = { state: st, result: performance.now() }; })
+              .observe(document.getElementById('w'), { attributes: true, attributeFilter: ['data-state'] });
+            </script></body></html>`);
+          const { page, context } = await openPage(browser);
+          await page.goto(`${host.url}/`);
+          const done = await (await page.waitForFunction(() => /** @type {any} */ (window).memfitDone, null, { timeout: 120000 })).jsonValue();
+          if (done.state !== 'result') throw new Error(`the widget for ${id} (${s.name}) showed an error`);
+          (results.widget[`${s.name}|${id}`] ||= []).push({ result: Math.round(done.result) });
+          await context.close();
+        }
+      }
+    }
+  } finally {
+    await host.close();
+  }
+  for (const [k, runs] of Object.entries(results.widget)) results.widget[k] = summary(runs);
 
   // First result for a cached model: one visit puts the site, the module and the Hub's answers in
   // the HTTP cache, then reloads, each site's page in turn.
@@ -170,8 +200,9 @@ function print(/** @type {Object<string, any>} */ phase) {
     const [site, id] = k.split('|');
     const parts = Object.entries(r).filter(([name]) => name !== 'result' && name !== 'runs' && name !== 'estimate_ms')
       .map(([name, v]) => `${name} ${v.median}`);
-    console.log(`  ${id} — ${site}: result ${r.result?.median} ms (${r.result?.min}–${r.result?.max}), ` +
-      `its estimate ${r.estimate_ms?.median} ms (${r.estimate_ms?.min}–${r.estimate_ms?.max}); ${parts.join(', ')}; ${r.runs} runs`);
+    const estimate = r.estimate_ms ? `, its estimate ${r.estimate_ms.median} ms (${r.estimate_ms.min}–${r.estimate_ms.max})` : '';
+    console.log(`  ${id} — ${site}: result ${r.result?.median} ms (${r.result?.min}–${r.result?.max})${estimate}` +
+      `${parts.length ? `; ${parts.join(', ')}` : ''}; ${r.runs} runs`);
   }
 }
 const load = results.load_average.map((x) => x.toFixed(2)).join(' ');
@@ -180,6 +211,8 @@ console.log(`the Hub's latency: ${HUB_LATENCY_MS} ms per answer (HUB_LATENCY_MS)
 console.log('first visit, fresh browser context (ms since navigation start; median (min–max), ' +
   'then the medians of when each step was done):');
 print(results.first_visit);
+console.log('the embed widget on another origin, fresh context (ms since the host page\'s navigation start):');
+print(results.widget);
 console.log('first result for a cached model (ms since navigation start; reloads):');
 print(results.first_result);
 console.log('per estimate, in the worker (WASM) and as the page sees it (+ postMessage + JSON.parse), this build:');

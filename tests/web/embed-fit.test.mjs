@@ -5,10 +5,10 @@
 // model's config.json.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMockHub } from './support/mock-hub.mjs';
+import { startHostPage } from './support/host-page.mjs';
 import { serveStatic } from '../../web/tools/serve.mjs';
 import { launch, openPage, shot } from './support/browser.mjs';
 import { cliJson, memfit } from './support/cli.mjs';
@@ -16,26 +16,20 @@ import { CONFIGS, WEB_DIR, need } from './support/paths.mjs';
 import { convertBytes, withCommas } from '../../web/js/format.js';
 
 let hub, site, host, hostUrl, browser;
-let hostHtml = '';
 
 before(async () => {
   need(join(WEB_DIR, 'embed.js'), 'the built site (web/tools/build.mjs)');
   hub = await startMockHub();
   site = await serveStatic(WEB_DIR);
-  host = createServer((req, res) => {
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-    res.end(hostHtml);
-  });
-  await new Promise((r) => host.listen(0, '127.0.0.1', r));
-  hostUrl = `http://127.0.0.1:${host.address().port}`;
+  host = await startHostPage();
+  hostUrl = host.url;
   browser = await launch();
 });
 after(async () => {
   await browser?.close();
   await site?.close();
   await hub?.close();
-  host?.closeAllConnections?.();
-  await new Promise((r) => (host ? host.close(() => r()) : r()));
+  await host?.close();
 });
 
 /**
@@ -46,7 +40,7 @@ after(async () => {
 async function hostPage(widgets) {
   const tags = widgets.map((w, i) => `<memfit-estimate id="w${i}" endpoint="${hub.url}" ${Object.entries(w)
     .map(([k, v]) => `${k}="${v}"`).join(' ')}></memfit-estimate>`).join('\n');
-  hostHtml = `<!doctype html><html><head><script type="module" src="${site.url}/embed.js"></script></head><body>${tags}</body></html>`;
+  host.setHtml(`<!doctype html><html><head><script type="module" src="${site.url}/embed.js"></script></head><body>${tags}</body></html>`);
   const opened = await openPage(browser);
   await opened.page.goto(`${hostUrl}/`);
   await opened.page.waitForFunction((n) => Array.from({ length: n }, (_, i) => document.getElementById(`w${i}`))

@@ -3,46 +3,40 @@
 // that must not get out, the WASM loaded once for all elements; and embed.html in an iframe.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { startMockHub } from './support/mock-hub.mjs';
+import { startHostPage } from './support/host-page.mjs';
 import { serveStatic } from '../../web/tools/serve.mjs';
 import { launch, openPage, shot } from './support/browser.mjs';
 import { cliJson } from './support/cli.mjs';
 import { WEB_DIR, need } from './support/paths.mjs';
 
 let hub, site, host, hostUrl, browser;
-let hostHtml = '';
 
 before(async () => {
   need(join(WEB_DIR, 'embed.js'), 'the built site (web/tools/build.mjs)');
   hub = await startMockHub();
   site = await serveStatic(WEB_DIR);
-  host = createServer((req, res) => {
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-    res.end(hostHtml);
-  });
-  await new Promise((r) => host.listen(0, '127.0.0.1', r));
-  hostUrl = `http://127.0.0.1:${host.address().port}`;
+  host = await startHostPage();
+  hostUrl = host.url;
   browser = await launch();
 });
 after(async () => {
   await browser?.close();
   await site?.close();
   await hub?.close();
-  host?.closeAllConnections?.();
-  await new Promise((r) => (host ? host.close(() => r()) : r()));
+  await host?.close();
 });
 
 test('the widget on another origin: same numbers as the CLI, styles isolated, WASM loaded once', async () => {
-  hostHtml = `<!doctype html><html><head><title>a blog</title>
+  host.setHtml(`<!doctype html><html><head><title>a blog</title>
     <style>* { color: rgb(255, 0, 0) !important; font-size: 31px; } td { background: rgb(0, 255, 0); }</style>
     <script type="module" src="${site.url}/embed.js"></script></head><body>
     <p class="box" id="outside">The page's own text.</p>
     <memfit-estimate id="a" model="mistralai/Mistral-7B-v0.1" dtypes="float16,int4" endpoint="${hub.url}"></memfit-estimate>
     <memfit-estimate id="b" model="gpt2" mode="accelerate" endpoint="${hub.url}"></memfit-estimate>
     <memfit-estimate id="c" model="memfit-test/does-not-exist" endpoint="${hub.url}"></memfit-estimate>
-    </body></html>`;
+    </body></html>`);
   const { page, context, problems, requests } = await openPage(browser);
   await page.goto(`${hostUrl}/`);
   await page.waitForFunction(() => ['a', 'b', 'c'].every((id) => ['result', 'error'].includes(document.getElementById(id).dataset.state)), null, { timeout: 30000 });
@@ -83,10 +77,10 @@ test('the widget on another origin: same numbers as the CLI, styles isolated, WA
 test("the widget under a host page's strict CSP (no 'unsafe-eval')", async () => {
   // The widget needs its site, blob: (its worker) and 'wasm-unsafe-eval' (WebAssembly itself),
   // nothing more: embind is built with -sDYNAMIC_EXECUTION=0 (no new Function()).
-  hostHtml = `<!doctype html><html><head>
+  host.setHtml(`<!doctype html><html><head>
     <meta http-equiv="Content-Security-Policy" content="script-src ${site.url} blob: 'wasm-unsafe-eval'">
     <script type="module" src="${site.url}/embed.js"></script></head><body>
-    <memfit-estimate id="a" model="gpt2" endpoint="${hub.url}"></memfit-estimate></body></html>`;
+    <memfit-estimate id="a" model="gpt2" endpoint="${hub.url}"></memfit-estimate></body></html>`);
   const { page, context, problems } = await openPage(browser);
   await page.goto(`${hostUrl}/`);
   await page.waitForFunction(() => ['result', 'error'].includes(document.getElementById('a').dataset.state), null, { timeout: 30000 });
@@ -98,7 +92,7 @@ test("the widget under a host page's strict CSP (no 'unsafe-eval')", async () =>
 
 test('embed.html in an iframe of another origin', async () => {
   const src = `${site.url}/embed.html?model=${encodeURIComponent('meta-llama/Meta-Llama-3-8B')}&dtypes=float16,int8&endpoint=${encodeURIComponent(hub.url)}`;
-  hostHtml = `<!doctype html><html><body><iframe id="f" title="memfit" src="${src}" width="640" height="300"></iframe></body></html>`;
+  host.setHtml(`<!doctype html><html><body><iframe id="f" title="memfit" src="${src}" width="640" height="300"></iframe></body></html>`);
   const { page, context } = await openPage(browser);
   await page.goto(`${hostUrl}/`);
   const frame = page.frameLocator('#f');
