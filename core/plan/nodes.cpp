@@ -6,15 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "trim.h"
+
 namespace memfit::plan {
 namespace {
-
-std::string trim(std::string_view s) {
-  std::size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return std::string(s.substr(a, b - a));
-}
 
 // Items of `s` split at `sep`, trimmed, empty ones dropped (a trailing separator is fine).
 std::vector<std::string> split(const std::string& s, char sep) {
