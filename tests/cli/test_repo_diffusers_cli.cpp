@@ -14,6 +14,7 @@
 #include "support/mock_hub.h"
 #include "support/run_process.h"
 #include "support/scratch_files.h"
+#include "support/tensor_specs.h"
 
 using memfit::test::MockHub;
 using memfit::test::run_memfit;
@@ -22,23 +23,9 @@ namespace st = memfit::safetensors;
 
 namespace {
 
-struct T {
-  std::string name;
-  DType dtype;
-  Shape shape;
-};
-
-std::uint64_t numel(const Shape& s) {
-  std::uint64_t n = 1;
-  for (auto d : s) n *= static_cast<std::uint64_t>(d);
-  return n;
-}
-
-std::uint64_t params_of(const std::vector<T>& ts) {
-  std::uint64_t n = 0;
-  for (const auto& t : ts) n += numel(t.shape);
-  return n;
-}
+using T = memfit::test::TensorSpec;
+using memfit::test::numel;
+using memfit::test::params_of;
 
 // A whole .safetensors file: the header, then zeroed data.
 std::string safetensors_file(const std::vector<T>& ts) {

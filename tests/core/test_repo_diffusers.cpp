@@ -14,6 +14,7 @@
 #include "memfit/error.h"
 #include "memfit/format/safetensors.h"
 #include "memfit/repo/repo_kind.h"
+#include "support/tensor_specs.h"
 
 using namespace memfit;
 using memfit::repo::FileNeed;
@@ -24,23 +25,9 @@ namespace st = memfit::safetensors;
 
 namespace {
 
-struct T {
-  std::string name;
-  DType dtype;
-  Shape shape;
-};
-
-std::uint64_t numel(const Shape& s) {
-  std::uint64_t n = 1;
-  for (auto d : s) n *= static_cast<std::uint64_t>(d);
-  return n;
-}
-
-std::uint64_t params_of(const std::vector<T>& ts) {
-  std::uint64_t n = 0;
-  for (const auto& t : ts) n += numel(t.shape);
-  return n;
-}
+using T = memfit::test::TensorSpec;
+using memfit::test::numel;
+using memfit::test::params_of;
 
 // A pipeline held in memory: what a caller would read from a folder or the Hub.
 struct FakeRepo {
