@@ -416,6 +416,20 @@ describe('security', () => {
     await evil.close();
     await context.close();
   });
+
+  test('a remembered token: boot.js asks the Hub nothing early; the page asks once per file, with it', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(url({}));
+    await page.evaluate(([o, t]) => localStorage.setItem(`memfit.token:${o}`, t), [hub.url, TOKEN]);
+    const before = hub.log.length;
+    await page.goto(url({ model: 'gpt2' }));
+    assert.equal(await settle(page), 'result');
+    const asked = hub.log.slice(before).filter((l) => l.method === 'GET' && /\/config\.json$|^\/api\/models\//.test(l.path));
+    assert.equal(await page.evaluate(() => performance.getEntriesByName('memfit:prefetch').length), 0);
+    assert.equal(asked.length, 2, JSON.stringify(asked));
+    assert.ok(asked.every((l) => l.auth === `Bearer ${TOKEN}`), JSON.stringify(asked));
+    await context.close();
+  });
 });
 
 describe('planner panel', () => {

@@ -26,6 +26,13 @@ if (bootQuery.get('model')) {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/.test(id) || id.includes('..') ||
       offline === '1' || offline === 'true' || typeof fetch !== 'function') return;
   const endpoint = (bootQuery.get('endpoint') || 'https://huggingface.co').replace(/\/+$/, '');
+  // A token remembered for this endpoint (token.js's key): the page's requests carry it, and
+  // hub.js takes no answer asked for without one — so none is asked for.
+  try {
+    if (localStorage.getItem(`memfit.token:${new URL(endpoint).origin}`)) return;
+  } catch {
+    return;  // no storage, or not a URL: the page asks (and reports) itself
+  }
   const revision = bootQuery.get('revision') || 'main';
   const path = id.split('/').map(encodeURIComponent).join('/');
   const info = `${endpoint}/api/models/${path}${revision !== 'main' ? `/revision/${encodeURIComponent(revision)}` : ''}?blobs=true`;
