@@ -49,6 +49,18 @@ namespace {
 void append_sized(std::vector<SizedTensor>& out, const safetensors::Header& header) {
   for (const auto& t : header.tensors) out.push_back({t.name, t.dtype, t.shape, t.numel, t.nbytes()});
 }
+
+// The index at `index_path`, parsed; throws its own error naming the file.
+CheckpointIndex read_index(const RepoFiles& files, const std::string& index_path) {
+  auto index = parse_index(text_of(files, index_path), index_path);
+  if (!index) throw index.error();
+  return std::move(index).value();
+}
+
+// A shard's path: beside its index.
+std::string shard_path(const std::string& index_path, const std::string& shard) {
+  return index_path.substr(0, index_path.rfind('/') + 1) + shard;
+}
 }  // namespace
 
 std::vector<SizedTensor> header_tensors(const RepoFiles& files, const std::string& key) {
@@ -66,22 +78,18 @@ std::vector<SizedTensor> sized_tensors(const ShardHeaders& headers) {
 }
 
 ShardHeaders index_headers(const RepoFiles& files, const std::string& index_path) {
-  auto index = parse_index(text_of(files, index_path), index_path);
-  if (!index) throw index.error();
-  const std::string folder = index_path.substr(0, index_path.rfind('/') + 1);
+  const CheckpointIndex index = read_index(files, index_path);
   ShardHeaders shards;
-  for (const std::string& shard : index->shards) shards.emplace_back(shard, parsed_header(files, folder + shard));
+  for (const std::string& shard : index.shards) shards.emplace_back(shard, parsed_header(files, shard_path(index_path, shard)));
   const std::string source = files.repo.empty() ? index_path : files.repo + ": " + index_path;
-  if (auto ok = check_index_against_shards(*index, shards, source); !ok) throw ok.error();
+  if (auto ok = check_index_against_shards(index, shards, source); !ok) throw ok.error();
   return shards;
 }
 
 std::vector<std::string> index_shard_paths(const RepoFiles& files, const std::string& index_path) {
-  auto index = parse_index(text_of(files, index_path), index_path);
-  if (!index) throw index.error();
-  const std::string folder = index_path.substr(0, index_path.rfind('/') + 1);
+  const CheckpointIndex index = read_index(files, index_path);
   std::vector<std::string> out;
-  for (const auto& shard : index->shards) out.push_back(folder + shard);
+  for (const auto& shard : index.shards) out.push_back(shard_path(index_path, shard));
   return out;
 }
 

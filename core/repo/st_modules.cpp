@@ -41,29 +41,26 @@ void need_header(std::vector<FileNeed>& out, const RepoFiles& files, const std::
   if (!has_file(files, path)) out.push_back({"", path, FileNeed::Form::kSafetensorsHeader, false});
 }
 
-// The module's safetensors weights: model.safetensors, or the shards its index names (read in
-// the round after the index). Empty when the module has neither.
-std::vector<std::string> weight_files(const ModuleEntry& m, const RepoFiles& files, bool* index_pending) {
-  if (index_pending) *index_pending = false;
-  const std::string single = join_path(m.path, kWeights);
-  if (listed(files, single)) return {single};
-  const std::string index = join_path(m.path, kIndex);
-  if (!listed(files, index)) return {};
-  if (!has_file(files, index)) {
-    if (index_pending) *index_pending = true;
-    return {};
-  }
-  return index_shard_paths(files, index);
+// Where a module's safetensors weights are listed: its model.safetensors, else its index of
+// shards; no path when it lists neither.
+struct ListedWeights {
+  std::string path;
+  bool sharded = false;
+};
+
+ListedWeights listed_weights(const ModuleEntry& m, const RepoFiles& files) {
+  if (std::string single = join_path(m.path, kWeights); listed(files, single)) return {single, false};
+  if (std::string index = join_path(m.path, kIndex); listed(files, index)) return {index, true};
+  return {};
 }
 
 // The module's weights, sized: model.safetensors' header, or the shards of its index checked
 // against the index (index_headers); nothing when it lists neither.
 std::optional<std::vector<SizedTensor>> module_weights(const ModuleEntry& m, const RepoFiles& files) {
-  const std::string single = join_path(m.path, kWeights);
-  if (listed(files, single)) return header_tensors(files, single);
-  const std::string index = join_path(m.path, kIndex);
-  if (listed(files, index)) return sized_tensors(index_headers(files, index));
-  return std::nullopt;
+  const ListedWeights w = listed_weights(m, files);
+  if (w.path.empty()) return std::nullopt;
+  if (w.sharded) return sized_tensors(index_headers(files, w.path));
+  return header_tensors(files, w.path);
 }
 
 void set_sizes(ModuleSize& s, const std::vector<SizedTensor>& tensors, std::optional<DType> cast,
@@ -298,11 +295,16 @@ std::vector<FileNeed> module_needs(const ModuleEntry& m, const RepoFiles& files)
   if (transformer || is_type(m, "Pooling") || is_type(m, "Dense") || is_type(m, "LayerNorm"))
     need_text(out, files, join_path(m.path, "config.json"), false);
   if (is_type(m, "Normalize") || is_type(m, "Dropout") || is_type(m, "Pooling")) return out;
-  // Weights: the safetensors header(s) where listed (an index first, then its shards).
-  bool index_pending = false;
-  const std::string index = join_path(m.path, kIndex);
-  if (!listed(files, join_path(m.path, kWeights)) && listed(files, index)) need_text(out, files, index, false);
-  for (const auto& w : weight_files(m, files, &index_pending)) need_header(out, files, w);
+  // Weights: the safetensors header(s) where listed (an index first, then, in the round after
+  // it was read, its shards).
+  const ListedWeights weights = listed_weights(m, files);
+  if (!weights.sharded) {
+    if (!weights.path.empty()) need_header(out, files, weights.path);
+  } else if (!has_file(files, weights.path)) {
+    need_text(out, files, weights.path, false);
+  } else {
+    for (const auto& shard : index_shard_paths(files, weights.path)) need_header(out, files, shard);
+  }
   if (!transformer) return out;
   const std::string sbert = join_path(m.path, "sentence_bert_config.json");
   need_text(out, files, sbert, true);

@@ -101,16 +101,20 @@ try {
   /** @type {Object<string, any[]>} */
   const cold = {};
   const coldRuns = Number(process.env.COLD_RUNS || RUNS);
-  for (let i = 0; i < coldRuns; i++) {
-    for (const id of i % 2 ? [...FIRST].reverse() : FIRST) {
-      for (const s of i % 2 ? [...sites].reverse() : sites) {
-        const { page, context } = await openPage(browser);
-        await page.goto(url(s, id));
-        await settle(page, 120000);
-        (cold[`${s.name}|${id}`] ||= []).push(await timeline(page));
-        await context.close();
+  /** COLD_RUNS rounds of each model on each site, both orders alternating from round to round. */
+  const alternating = function* () {
+    for (let i = 0; i < coldRuns; i++) {
+      for (const id of i % 2 ? [...FIRST].reverse() : FIRST) {
+        for (const s of i % 2 ? [...sites].reverse() : sites) yield { id, s };
       }
     }
+  };
+  for (const { id, s } of alternating()) {
+    const { page, context } = await openPage(browser);
+    await page.goto(url(s, id));
+    await settle(page, 120000);
+    (cold[`${s.name}|${id}`] ||= []).push(await timeline(page));
+    await context.close();
   }
   for (const [k, runs] of Object.entries(cold)) results.first_visit[k] = summary(runs);
 
@@ -119,23 +123,19 @@ try {
   // page notes when the element's data-state turns 'result').
   const host = await startHostPage();
   try {
-    for (let i = 0; i < coldRuns; i++) {
-      for (const id of i % 2 ? [...FIRST].reverse() : FIRST) {
-        for (const s of i % 2 ? [...sites].reverse() : sites) {
-          host.setHtml(`<!doctype html><html><head><script type="module" src="${s.site.url}/embed.js"></script></head>
-            <body><memfit-estimate id="w" model="${id}" endpoint="${hub.url}"></memfit-estimate><script>
-            new MutationObserver(() => { const st = document.getElementById('w').dataset.state;
-              if ((st === 'result' || st === 'error') && !window.memfitDone) window.memfitDone = { state: st, result: performance.now() }; })
-              .observe(document.getElementById('w'), { attributes: true, attributeFilter: ['data-state'] });
-            </script></body></html>`);
-          const { page, context } = await openPage(browser);
-          await page.goto(`${host.url}/`);
-          const done = await (await page.waitForFunction(() => /** @type {any} */ (window).memfitDone, null, { timeout: 120000 })).jsonValue();
-          if (done.state !== 'result') throw new Error(`the widget for ${id} (${s.name}) showed an error`);
-          (results.widget[`${s.name}|${id}`] ||= []).push({ result: Math.round(done.result) });
-          await context.close();
-        }
-      }
+    for (const { id, s } of alternating()) {
+      host.setHtml(`<!doctype html><html><head><script type="module" src="${s.site.url}/embed.js"></script></head>
+        <body><memfit-estimate id="w" model="${id}" endpoint="${hub.url}"></memfit-estimate><script>
+        new MutationObserver(() => { const st = document.getElementById('w').dataset.state;
+          if ((st === 'result' || st === 'error') && !window.memfitDone) window.memfitDone = { state: st, result: performance.now() }; })
+          .observe(document.getElementById('w'), { attributes: true, attributeFilter: ['data-state'] });
+        </script></body></html>`);
+      const { page, context } = await openPage(browser);
+      await page.goto(`${host.url}/`);
+      const done = await (await page.waitForFunction(() => /** @type {any} */ (window).memfitDone, null, { timeout: 120000 })).jsonValue();
+      if (done.state !== 'result') throw new Error(`the widget for ${id} (${s.name}) showed an error`);
+      (results.widget[`${s.name}|${id}`] ||= []).push({ result: Math.round(done.result) });
+      await context.close();
     }
   } finally {
     await host.close();
