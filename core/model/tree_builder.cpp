@@ -1,5 +1,7 @@
 #include "memfit/model/tree_builder.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "memfit/error.h"
@@ -15,6 +17,11 @@ TreeBuilder::TreeBuilder(std::string root_class) {
 }
 
 std::string TreeBuilder::path(std::string_view leaf) const {
+  if (mode_ == Mode::kCompare) {
+    std::string out = compared_path();
+    if (!leaf.empty()) out.append(1, '.').append(leaf);
+    return out;
+  }
   const std::string& base = tree_.modules[stack_.back()].name;
   if (leaf.empty()) return base;
   if (base.empty()) return std::string(leaf);
@@ -25,17 +32,37 @@ std::string TreeBuilder::path(std::string_view leaf) const {
   return out;
 }
 
-TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view class_name) {
+int TreeBuilder::open_node(std::string_view name, std::string_view class_name, std::int64_t repeat) {
   const int parent = stack_.back();
   ModuleNode node;
   node.name = path(name);
   node.class_name = std::string(class_name);
   node.parent = parent;
+  node.repeat = repeat;
   const int index = static_cast<int>(tree_.modules.size());
   tree_.modules.push_back(std::move(node));
   tree_.modules[parent].children.push_back(index);
   stack_.push_back(index);
-  copies_.push_back(copies_.back());
+  std::uint64_t c = copies_.back();
+  if (__builtin_mul_overflow(c, static_cast<std::uint64_t>(repeat), &c)) c = UINT64_MAX;
+  copies_.push_back(c);
+  return index;
+}
+
+void TreeBuilder::close_node() {
+  if (stack_.size() > 1) {
+    stack_.pop_back();
+    copies_.pop_back();
+  }
+}
+
+TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view class_name) {
+  if (mode_ == Mode::kCompare) {
+    if (match_module(Step::kOpen, name, class_name, 1, BufferEra::kAlways)) return Scope(this);
+    materialize();
+  }
+  const int index = open_node(name, class_name, 1);
+  if (mode_ == Mode::kRecord) steps_.push_back(Step{Step::kOpen, index});
   return Scope(this);
 }
 
@@ -45,32 +72,79 @@ TreeBuilder::Scope TreeBuilder::repeated(std::string_view first, std::string_vie
     throw Error(ErrorCode::kInternal,
                 fmt::format("'{}': {} repeated modules must be at least one, named by an index",
                             path(first), count));
-  Scope s = module(first, class_name);
-  tree_.modules.back().repeat = count;
-  std::uint64_t& c = copies_.back();
-  if (__builtin_mul_overflow(c, static_cast<std::uint64_t>(count), &c)) c = UINT64_MAX;
-  return s;
+  if (mode_ == Mode::kCompare) {
+    if (match_module(Step::kRepeated, first, class_name, count, BufferEra::kAlways)) return Scope(this);
+    materialize();
+  }
+  const int index = open_node(first, class_name, count);
+  if (mode_ == Mode::kRecord) steps_.push_back(Step{Step::kRepeated, index});
+  return Scope(this);
+}
+
+TreeBuilder::Scope TreeBuilder::item(std::int64_t index, std::string_view class_name) {
+  if (mode_ != Mode::kBuild) return module(std::to_string(index), class_name);
+  if (index < 0)
+    throw Error(ErrorCode::kInternal, fmt::format("'{}': item {} of a list", path(), index));
+  if (continues_template(index, class_name)) {
+    mode_ = Mode::kCompare;
+    item_index_ = index;
+    matched_ = 1;  // the template's own opening
+    open_.assign(1, template_);
+    open_copies_.assign(1, copies_.back());
+    return Scope(this);
+  }
+  template_ = open_node(std::to_string(index), class_name, 1);
+  template_tied_ = false;
+  template_index_ = index;
+  item_depth_ = stack_.size();
+  steps_.assign(1, Step{Step::kOpen, template_});
+  mode_ = Mode::kRecord;
+  return Scope(this);
 }
 
 void TreeBuilder::stateless(std::string_view name, std::string_view class_name, BufferEra era) {
-  auto s = module(name, class_name);
-  tree_.modules.back().era = era;
+  if (mode_ == Mode::kCompare) {
+    if (match_module(Step::kStateless, name, class_name, 1, era)) return;
+    materialize();
+  }
+  const int index = open_node(name, class_name, 1);
+  tree_.modules[static_cast<std::size_t>(index)].era = era;
+  close_node();
+  if (mode_ == Mode::kRecord) steps_.push_back(Step{Step::kStateless, index});
 }
 
 void TreeBuilder::pop() {
-  if (stack_.size() > 1) {
-    stack_.pop_back();
-    copies_.pop_back();
+  if (mode_ == Mode::kCompare) {
+    if (match_close()) return;
+    materialize();
   }
+  if (mode_ == Mode::kRecord) {
+    steps_.push_back(Step{Step::kClose, -1});
+    if (stack_.size() == item_depth_) {
+      close_node();
+      end_item();
+      return;
+    }
+  }
+  close_node();
 }
 
-int TreeBuilder::add_tensor(std::string_view name, Shape shape, DType dtype, TensorKind kind) {
+void TreeBuilder::count_tensor(std::uint64_t copies, std::string_view name) {
   // Counted as written out: a compact tree must not describe what an expanded one may not.
-  if (__builtin_add_overflow(expanded_tensors_, copies_.back(), &expanded_tensors_) ||
+  if (__builtin_add_overflow(expanded_tensors_, copies, &expanded_tensors_) ||
       expanded_tensors_ > kMaxTreeTensors)
     throw Error(ErrorCode::kInvalidValue,
                 fmt::format("the model would have more than {} tensors; the config's sizes are "
                             "not plausible (at '{}')", kMaxTreeTensors, path(name)));
+}
+
+int TreeBuilder::add_tensor(std::string_view name, Shape shape, DType dtype, TensorKind kind,
+                            bool persistent, BufferEra era) {
+  if (mode_ == Mode::kCompare) {
+    if (match_tensor(name, shape, dtype, kind, persistent, era)) return -1;
+    materialize();
+  }
+  count_tensor(copies_.back(), name);
   TensorInfo t;
   t.name = path(name);
   std::uint64_t numel = 1;
@@ -90,11 +164,14 @@ int TreeBuilder::add_tensor(std::string_view name, Shape shape, DType dtype, Ten
   t.numel = numel;
   t.dtype = dtype;
   t.kind = kind;
+  t.persistent = persistent;
+  t.era = era;
   t.module = stack_.back();
   const int index = static_cast<int>(tree_.tensors.size());
   tree_.tensors.push_back(std::move(t));
   auto& m = tree_.modules[stack_.back()];
   (kind == TensorKind::kParameter ? m.params : m.buffers).push_back(index);
+  if (mode_ == Mode::kRecord) steps_.push_back(Step{Step::kTensor, index});
   return index;
 }
 
@@ -103,6 +180,7 @@ void TreeBuilder::param(std::string_view name, Shape shape, DType dtype) {
 }
 
 void TreeBuilder::tied_param(std::string_view name, const std::string& target_full_name) {
+  if (mode_ == Mode::kCompare) materialize();  // a tie is never folded
   // Ties are few (an embedding and its head), so a scan from the newest tensor is enough.
   int target = -1;
   for (std::size_t i = tree_.tensors.size(); i-- > 0;)
@@ -115,16 +193,24 @@ void TreeBuilder::tied_param(std::string_view name, const std::string& target_fu
                 fmt::format("'{}' is tied to '{}', which does not exist (yet)", path(name),
                             target_full_name));
   while (tree_.tensors[target].tied_to >= 0) target = tree_.tensors[target].tied_to;
+  // expand() ties each copy of a repeated module to its own copy: a tie from outside into one
+  // would land on the last copy, not on the one named.
+  for (int m = tree_.tensors[target].module; m >= 0; m = tree_.modules[static_cast<std::size_t>(m)].parent)
+    if (tree_.modules[static_cast<std::size_t>(m)].repeat > 1 &&
+        std::find(stack_.begin(), stack_.end(), m) == stack_.end())
+      throw Error(ErrorCode::kInternal,
+                  fmt::format("'{}' is tied to '{}', inside '{}', which stands for {} copies",
+                              path(name), target_full_name, tree_.modules[static_cast<std::size_t>(m)].name,
+                              tree_.modules[static_cast<std::size_t>(m)].repeat));
   const TensorInfo copy = tree_.tensors[target];
   const int index = add_tensor(name, copy.shape, copy.dtype, TensorKind::kParameter);
   tree_.tensors[index].tied_to = target;
+  if (mode_ == Mode::kRecord) template_tied_ = true;
 }
 
 void TreeBuilder::buffer(std::string_view name, Shape shape, DType dtype, bool persistent,
                          BufferEra era) {
-  const int index = add_tensor(name, std::move(shape), dtype, TensorKind::kBuffer);
-  tree_.tensors[index].persistent = persistent;
-  tree_.tensors[index].era = era;
+  add_tensor(name, std::move(shape), dtype, TensorKind::kBuffer, persistent, era);
 }
 
 void TreeBuilder::set_no_split(std::vector<std::string> classes) {
@@ -132,6 +218,9 @@ void TreeBuilder::set_no_split(std::vector<std::string> classes) {
 }
 
 TensorTree TreeBuilder::finish() {
+  if (mode_ != Mode::kBuild)
+    throw Error(ErrorCode::kInternal, fmt::format("'{}': an item is still open", path()));
+  template_ = -1;
   tree_.reindex();
   if (std::string dup = tree_.duplicate_name(); !dup.empty())
     throw Error(ErrorCode::kInternal, fmt::format("{} registered twice", dup));

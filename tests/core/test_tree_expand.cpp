@@ -7,6 +7,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "memfit/memory/estimate.h"
 #include "memfit/memory/largest_layer.h"
@@ -103,6 +105,62 @@ void check_same(const TensorTree& got, const TensorTree& want) {
   CHECK(got.find_tensor("layers.2.experts.2.inner.b") == want.find_tensor("layers.2.experts.2.inner.b"));
 }
 
+// What may differ between two layers, for item(): each variant changes one call, at the start,
+// in the middle or at the end of a layer, or adds one inside a nested list or a tie.
+enum class Differs { kNothing, kShape, kMissing, kExtra, kClass, kEra, kExperts, kNested, kTie };
+
+void layer(TreeBuilder& t, Differs d, bool items) {
+  t.param("scale", {4});
+  {
+    auto attn = t.module("attn", "Attention");
+    t.param("q", {4, d == Differs::kShape ? 8 : 4});
+    if (d != Differs::kMissing) t.param("k", {4, 4});
+    t.buffer("mask", {4}, DType::kBool, false, BufferEra::kLegacyOnly);
+  }
+  t.stateless("act", "SiLU", d == Differs::kEra ? BufferEra::kCurrentOnly : BufferEra::kAlways);
+  {
+    auto list = t.module("experts", "ModuleList");
+    auto r = t.repeated("0", "Expert", d == Differs::kExperts ? 3 : 2);
+    t.param("w", {2, 2});
+  }
+  if (d == Differs::kNested) {
+    auto list = t.module("sub", "ModuleList");
+    for (int i = 0; i < 2; ++i) {
+      auto s = items ? t.item(i, "Sub") : t.module(std::to_string(i), "Sub");
+      t.param("p", {1});
+    }
+  }
+  if (d == Differs::kTie) t.tied_param("scale_again", t.path("scale"));
+  if (d == Differs::kExtra) t.param("extra", {1});
+}
+
+// The layers `ds` describe, opened with item() or, as the oracle, with module().
+TensorTree layers(const std::vector<Differs>& ds, bool items) {
+  TreeBuilder t("Root");
+  {
+    auto e = t.module("embed", "Embedding");
+    t.param("weight", {8, 4});
+  }
+  {
+    auto list = t.module("layers", "ModuleList");
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+      const char* cls = ds[i] == Differs::kClass ? "OtherLayer" : "Layer";
+      auto l = items ? t.item(static_cast<std::int64_t>(i), cls) : t.module(std::to_string(i), cls);
+      layer(t, ds[i], items);
+    }
+  }
+  t.tied_param("head", "embed.weight");
+  return t.finish();
+}
+
+// The repeat of each layer item() kept, in order: {first index, copies}.
+std::vector<std::pair<std::string, std::int64_t>> kept_layers(const TensorTree& t) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (int c : t.modules[static_cast<std::size_t>(t.find_module("layers"))].children)
+    out.emplace_back(t.modules[static_cast<std::size_t>(c)].name, t.modules[static_cast<std::size_t>(c)].repeat);
+  return out;
+}
+
 std::string config(const std::string& relative) {
   if (relative.rfind("real-hub/", 0) != 0) return test::fixture("configs/" + relative);
   const auto ref = test::reference_dir();
@@ -152,6 +210,70 @@ TEST_CASE("compact folds identical consecutive siblings, and expand gives the na
   const TensorTree tied = sample(false);
   check_same(expand(compact(tied)), tied);
   CHECK(compact(tied).find_tensor("layers.2.experts.1.w_again") >= 0);
+}
+
+TEST_CASE("item() folds a layer made by the same calls as the one before, and expand gives the named tree back") {
+  using D = Differs;
+  const std::vector<D> same(5, D::kNothing);
+  const TensorTree folded = layers(same, true);
+  CHECK(kept_layers(folded) == std::vector<std::pair<std::string, std::int64_t>>{{"layers.0", 5}});
+  CHECK(folded.parameter_count() == layers(same, false).parameter_count());
+  check_same(expand(folded), expand(layers(same, false)));
+
+  // Every kind of difference, each between copies of the same layer: a run breaks there, and the
+  // differing layer (written out from the calls that matched) is what the next one is compared with.
+  const std::vector<D> mixed = {D::kNothing, D::kNothing, D::kShape, D::kShape, D::kNothing, D::kMissing,
+                                D::kMissing, D::kExtra, D::kExtra, D::kNothing, D::kClass, D::kClass,
+                                D::kEra, D::kEra, D::kExperts, D::kExperts, D::kNested, D::kNested,
+                                D::kTie, D::kTie, D::kNothing, D::kNothing};
+  const TensorTree items = layers(mixed, true);
+  CHECK(kept_layers(items) == std::vector<std::pair<std::string, std::int64_t>>{
+                                  {"layers.0", 2}, {"layers.2", 2}, {"layers.4", 1}, {"layers.5", 2},
+                                  {"layers.7", 2}, {"layers.9", 1}, {"layers.10", 2}, {"layers.12", 2},
+                                  {"layers.14", 2}, {"layers.16", 2},
+                                  // a layer holding a tie is never folded
+                                  {"layers.18", 1}, {"layers.19", 1}, {"layers.20", 2}});
+  // Items inside an item are modules: the nested list is folded later, by compact().
+  CHECK(items.find_module("layers.16.sub.1") >= 0);
+  const TensorTree named = expand(layers(mixed, false));  // (its experts are repeated())
+  CHECK(items.parameter_count() == named.parameter_count());
+  check_same(expand(items), named);
+  check_same(expand(compact(items)), named);
+}
+
+TEST_CASE("item() names a compared layer as its own, and refuses too many tensors as module() does") {
+  {
+    TreeBuilder t("Root");
+    auto list = t.module("layers", "ModuleList");
+    std::vector<std::string> paths;
+    for (int i = 0; i < 3; ++i) {
+      auto l = t.item(i, "Layer");
+      auto attn = t.module("attn", "Attention");
+      paths.push_back(t.path("q"));
+      t.param("q", {2});
+    }
+    CHECK(paths == std::vector<std::string>{"layers.0.attn.q", "layers.1.attn.q", "layers.2.attn.q"});
+  }
+  // Identical layers past kMaxTreeTensors: the error names the tensor that crossed it, both ways.
+  auto too_many = [](bool items) -> std::string {
+    TreeBuilder t("Root");
+    auto list = t.module("layers", "ModuleList");
+    try {
+      for (std::int64_t i = 0; i < 1'000'000'000; ++i) {
+        auto l = items ? t.item(i, "Layer") : t.module(std::to_string(i), "Layer");
+        t.param("a", {1});
+        t.param("b", {1});
+        t.param("c", {1});
+      }
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kInvalidValue);
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string by_module = too_many(false);
+  CHECK(by_module.find("(at 'layers.83333.b')") != std::string::npos);
+  CHECK(too_many(true) == by_module);
 }
 
 TEST_CASE("a compact tree sizes and finds its largest layer as the named one does") {

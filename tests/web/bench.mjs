@@ -25,7 +25,7 @@ import { cpus, loadavg } from 'node:os';
 import { startMockHub } from './support/mock-hub.mjs';
 import { startHostPage } from './support/host-page.mjs';
 import { serveStatic } from '../../web/tools/serve.mjs';
-import { launch, openPage, settle } from './support/browser.mjs';
+import { launch, openPage, settle, settleQuietly } from './support/browser.mjs';
 import { CONFIGS, ROOT, WEB_DIR, need } from './support/paths.mjs';
 
 const RUNS = Number(process.env.RUNS || 9);
@@ -112,7 +112,7 @@ try {
   for (const { id, s } of alternating()) {
     const { page, context } = await openPage(browser);
     await page.goto(url(s, id));
-    await settle(page, 120000);
+    await settleQuietly(page, 120000);
     (cold[`${s.name}|${id}`] ||= []).push(await timeline(page));
     await context.close();
   }
@@ -120,19 +120,20 @@ try {
 
   // The embed widget's first visit: a page of another origin with one <memfit-estimate>, a
   // fresh context each time; page load → the widget's result (a MutationObserver on the host
-  // page notes when the element's data-state turns 'result').
+  // page notes when the element's data-state turns 'result', and resolves the promise the bench
+  // awaits: no polling on the page being timed, see settleQuietly).
   const host = await startHostPage();
   try {
     for (const { id, s } of alternating()) {
       host.setHtml(`<!doctype html><html><head><script type="module" src="${s.site.url}/embed.js"></script></head>
         <body><memfit-estimate id="w" model="${id}" endpoint="${hub.url}"></memfit-estimate><script>
-        new MutationObserver(() => { const st = document.getElementById('w').dataset.state;
-          if ((st === 'result' || st === 'error') && !window.memfitDone) window.memfitDone = { state: st, result: performance.now() }; })
-          .observe(document.getElementById('w'), { attributes: true, attributeFilter: ['data-state'] });
+        window.memfitDone = new Promise((resolve) => new MutationObserver(() => { const st = document.getElementById('w').dataset.state;
+          if (st === 'result' || st === 'error') resolve({ state: st, result: performance.now() }); })
+          .observe(document.getElementById('w'), { attributes: true, attributeFilter: ['data-state'] }));
         </script></body></html>`);
       const { page, context } = await openPage(browser);
       await page.goto(`${host.url}/`);
-      const done = await (await page.waitForFunction(() => /** @type {any} */ (window).memfitDone, null, { timeout: 120000 })).jsonValue();
+      const done = await page.evaluate(() => /** @type {any} */ (window).memfitDone);
       if (done.state !== 'result') throw new Error(`the widget for ${id} (${s.name}) showed an error`);
       (results.widget[`${s.name}|${id}`] ||= []).push({ result: Math.round(done.result) });
       await context.close();
@@ -151,7 +152,7 @@ try {
     for (let i = 0; i < Math.max(3, RUNS >> 1); i++) {
       for (const p of pages) {
         await p.page.reload();
-        await settle(p.page, 120000);
+        await settleQuietly(p.page, 120000);
         (results.first_result[`${p.s.name}|${id}`] ||= []).push(await timeline(p.page));
       }
     }

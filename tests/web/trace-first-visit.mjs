@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { startMockHub } from './support/mock-hub.mjs';
 import { serveStatic } from '../../web/tools/serve.mjs';
-import { launch, openPage, settle } from './support/browser.mjs';
+import { launch, openPage, settle, settleQuietly } from './support/browser.mjs';
 import { WEB_DIR } from './support/paths.mjs';
 
 const id = process.argv[2] || 'meta-llama/Meta-Llama-3-70B';
@@ -25,7 +25,7 @@ try {
   const { page, context } = await openPage(browser);
   await browser.startTracing(undefined, { categories: CATEGORIES });
   await page.goto(`${site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`);
-  await settle(page, 60000);
+  await settleQuietly(page, 60000);
   console.log('timeline:', await page.evaluate(() => document.documentElement.dataset.timeline));
   trace = JSON.parse((await browser.stopTracing()).toString('utf8'));
   await context.close();

@@ -90,10 +90,10 @@ void model(TreeBuilder& b, const AlbertDims& d, bool pooling) {
     nn::linear(b, "embedding_hidden_mapping_in", d.embedding, d.hidden);
     auto groups = b.module("albert_layer_groups", "ModuleList");
     for (std::int64_t g = 0; g < d.groups; ++g) {
-      auto group = b.module(std::to_string(g), "AlbertLayerGroup");
+      auto group = b.item(g, "AlbertLayerGroup");
       auto layers = b.module("albert_layers", "ModuleList");
       for (std::int64_t i = 0; i < d.inner_groups; ++i) {
-        auto l = b.module(std::to_string(i), "AlbertLayer");
+        auto l = b.item(i, "AlbertLayer");
         albert_layer(b, d);
       }
     }

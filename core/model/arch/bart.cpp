@@ -73,7 +73,7 @@ void coder(TreeBuilder& b, std::string_view name, const BartDims& d, bool decode
     const std::int64_t n = decoder ? d.dec_layers : d.enc_layers;
     const std::int64_t ffn = decoder ? d.dec_ffn : d.enc_ffn;
     for (std::int64_t i = 0; i < n; ++i) {
-      auto layer = b.module(std::to_string(i), decoder ? "BartDecoderLayer" : "BartEncoderLayer");
+      auto layer = b.item(i, decoder ? "BartDecoderLayer" : "BartEncoderLayer");
       attention(b, "self_attn", d.d_model);
       // BartDecoderLayer assigns activation_fn before self_attn_layer_norm, the encoder's after.
       if (decoder) nn::activation(b, "activation_fn", d.act);

@@ -103,7 +103,7 @@ void model(TreeBuilder& b, const Dims& d, std::string_view prefix, bool pooling)
     auto enc = b.module("encoder", cls(prefix, "Encoder"));
     auto list = b.module("layer", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto l = b.module(std::to_string(i), cls(prefix, "Layer"));
+      auto l = b.item(i, cls(prefix, "Layer"));
       layer(b, d, prefix);
     }
   }

@@ -35,7 +35,7 @@ void model(TreeBuilder& b, const BloomDims& d) {
   {
     auto h = b.module("h", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto block = b.module(std::to_string(i), "BloomBlock");
+      auto block = b.item(i, "BloomBlock");
       nn::layer_norm(b, "input_layernorm", d.hidden);
       {
         auto attn = b.module("self_attention", "BloomAttention");

@@ -41,7 +41,7 @@ void clip_style_encoder(TreeBuilder& b, std::string_view prefix, std::int64_t hi
   auto enc = b.module("encoder", p + "Encoder");
   auto list = b.module("layers", "ModuleList");
   for (std::int64_t i = 0; i < layers; ++i) {
-    auto l = b.module(std::to_string(i), p + "EncoderLayer");
+    auto l = b.item(i, p + "EncoderLayer");
     square_attention(b, p + "Attention", {"k_proj", "v_proj", "q_proj", "out_proj"}, hidden);
     nn::layer_norm(b, "layer_norm1", hidden);
     fc_mlp(b, p + "MLP", hidden, inter, nn::activation_class(act));

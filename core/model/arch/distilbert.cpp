@@ -49,7 +49,7 @@ void model(TreeBuilder& b, const DistilBertDims& d) {
   auto t = b.module("transformer", "Transformer");
   auto list = b.module("layer", "ModuleList");
   for (std::int64_t i = 0; i < d.layers; ++i) {
-    auto block = b.module(std::to_string(i), "TransformerBlock");
+    auto block = b.item(i, "TransformerBlock");
     {
       // The eager class; DistilBertFlashAttention2 subclasses it with the same tensors.
       auto a = b.module("attention", "MultiHeadSelfAttention");

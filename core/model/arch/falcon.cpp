@@ -90,7 +90,7 @@ void model(TreeBuilder& b, const FalconDims& d) {
   {
     auto h = b.module("h", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto layer = b.module(std::to_string(i), "FalconDecoderLayer");
+      auto layer = b.item(i, "FalconDecoderLayer");
       decoder_layer(b, d);
     }
   }

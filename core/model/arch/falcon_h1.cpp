@@ -58,7 +58,7 @@ TensorTree build(const BuildRequest& r) {
                            "FalconH1RMSNorm", {"FalconH1DecoderLayer"}, d.hidden, d.vocab, d.layers,
                            d.tie};
   const auto block = [&](TreeBuilder& b, std::int64_t i) {
-    auto layer = b.module(std::to_string(i), "FalconH1DecoderLayer");
+    auto layer = b.item(i, "FalconH1DecoderLayer");
     gated_mlp(b, "feed_forward", "FalconH1MLP", d.hidden, d.inter, mlp_bias, d.act);
     {
       auto mixer = b.module("mamba", "FalconH1Mixer");

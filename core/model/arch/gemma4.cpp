@@ -58,7 +58,7 @@ TensorTree vision_tower(const Config& c) {
     }
     auto list = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < layers; ++i) {
-      auto l = b.module(std::to_string(i), "Gemma4VisionEncoderLayer");
+      auto l = b.item(i, "Gemma4VisionEncoderLayer");
       {
         auto a = b.module("self_attn", "Gemma4VisionAttention");
         clippable(b, "q_proj", hidden, heads * head_dim, clipped);

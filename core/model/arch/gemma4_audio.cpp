@@ -108,7 +108,7 @@ TensorTree audio_tower(const Config& c) {
   {
     auto list = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto l = b.module(std::to_string(i), "Gemma4AudioLayer");
+      auto l = b.item(i, "Gemma4AudioLayer");
       feed_forward(b, "feed_forward1", d);
       feed_forward(b, "feed_forward2", d);
       attention(b, d);

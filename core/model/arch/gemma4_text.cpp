@@ -113,7 +113,7 @@ void attention(TreeBuilder& b, const Gemma4Dims& g, std::int64_t i) {
 
 void decoder_layer(TreeBuilder& b, const Gemma4Dims& g, std::int64_t i) {
   const DecoderDims& d = g.d;
-  auto l = b.module(std::to_string(i), "Gemma4TextDecoderLayer");
+  auto l = b.item(i, "Gemma4TextDecoderLayer");
   attention(b, g, i);
   const std::int64_t inter = d.inter * (g.double_wide && g.shared(i) ? 2 : 1);
   gated_mlp(b, "mlp", "Gemma4TextMLP", d.hidden, inter, false, d.act);

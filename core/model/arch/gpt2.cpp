@@ -54,7 +54,7 @@ void model(TreeBuilder& b, const Gpt2Dims& d) {
   {
     auto h = b.module("h", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto block = b.module(std::to_string(i), "GPT2Block");
+      auto block = b.item(i, "GPT2Block");
       nn::layer_norm(b, "ln_1", d.hidden);
       attention(b, "attn", d, false);
       nn::layer_norm(b, "ln_2", d.hidden);

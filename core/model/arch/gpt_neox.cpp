@@ -62,7 +62,7 @@ void model(TreeBuilder& b, const NeoxDims& d) {
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto layer = b.module(std::to_string(i), "GPTNeoXLayer");
+      auto layer = b.item(i, "GPTNeoXLayer");
       // use_parallel_residual changes only the forward pass: both norms always exist.
       nn::layer_norm(b, "input_layernorm", d.hidden);
       nn::layer_norm(b, "post_attention_layernorm", d.hidden);

@@ -61,7 +61,7 @@ void model(TreeBuilder& b, const GptjDims& d) {
   {
     auto h = b.module("h", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto block = b.module(std::to_string(i), "GPTJBlock");
+      auto block = b.item(i, "GPTJBlock");
       nn::layer_norm(b, "ln_1", d.hidden);
       attention(b, d);
       auto mlp = b.module("mlp", "GPTJMLP");

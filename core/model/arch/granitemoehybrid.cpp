@@ -72,7 +72,7 @@ TensorTree build(const BuildRequest& r) {
                            "GraniteMoeHybridRMSNorm", {"GraniteMoeHybridDecoderLayer"},
                            d.hidden, d.vocab, d.layers, d.tie};
   const auto block = [&](TreeBuilder& b, std::int64_t i) {
-    auto layer = b.module(std::to_string(i), "GraniteMoeHybridDecoderLayer");
+    auto layer = b.item(i, "GraniteMoeHybridDecoderLayer");
     nn::rms_norm(b, "input_layernorm", d.hidden, "GraniteMoeHybridRMSNorm");
     nn::rms_norm(b, "post_attention_layernorm", d.hidden, "GraniteMoeHybridRMSNorm");
     if (experts > 0) {

@@ -154,7 +154,7 @@ void vision_model(TreeBuilder& b, const VisionDims& v) {
     auto enc = b.module("encoder", "IdeficsVisionEncoder");
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < v.layers; ++i) {
-      auto l = b.module(std::to_string(i), "IdeficsVisionEncoderLayer");
+      auto l = b.item(i, "IdeficsVisionEncoderLayer");
       {
         auto a = b.module("self_attn", "IdeficsVisionAttention");
         nn::linear(b, "k_proj", v.embed_dim, v.embed_dim);
@@ -186,7 +186,7 @@ void perceiver(TreeBuilder& b, const IdeficsDims& d) {
   {
     auto blocks = b.module("blocks", "ModuleList");
     for (std::int64_t i = 0; i < p.depth; ++i) {
-      auto blk = b.module(std::to_string(i), "ModuleList");
+      auto blk = b.item(i, "ModuleList");
       {
         auto a = b.module("0", "IdeficsPerceiverAttention");
         nn::layer_norm(b, "context_layer_norm", dim);
@@ -224,7 +224,7 @@ void model(TreeBuilder& b, const IdeficsDims& d) {
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto l = b.module(std::to_string(i), "IdeficsDecoderLayer");
+      auto l = b.item(i, "IdeficsDecoderLayer");
       attention(b, "self_attn", d, false);
       mlp(b, d);
       nn::rms_norm(b, "input_layernorm", d.hidden, "IdeficsRMSNorm");
@@ -236,7 +236,7 @@ void model(TreeBuilder& b, const IdeficsDims& d) {
     const std::int64_t n = d.layers / d.cross_interval;
     const Shape alpha = d.alpha_vector ? Shape{1, 1, d.hidden} : Shape{1};
     for (std::int64_t i = 0; i < n; ++i) {
-      auto l = b.module(std::to_string(i), "IdeficsGatedCrossAttentionLayer");
+      auto l = b.item(i, "IdeficsGatedCrossAttentionLayer");
       attention(b, "cross_attn", d, true);
       mlp(b, d);
       nn::rms_norm(b, "input_layernorm", d.hidden, "IdeficsRMSNorm");

@@ -76,7 +76,7 @@ TensorTree build(const BuildRequest& r) {
                            {"JambaAttentionDecoderLayer", "JambaMambaDecoderLayer"},
                            d.hidden, d.vocab, d.layers, d.tie};
   TensorTree tree = ssm::build_stack(r, l, [&](TreeBuilder& b, std::int64_t i) {
-    auto layer = b.module(std::to_string(i), attn.hits(i) ? "JambaAttentionDecoderLayer"
+    auto layer = b.item(i, attn.hits(i) ? "JambaAttentionDecoderLayer"
                                                           : "JambaMambaDecoderLayer");
     if (attn.hits(i)) {
       decoder_attention(b, s, d);

@@ -47,7 +47,7 @@ TensorTree vision_tower(const Config& c) {
     auto m = b.module("model", "Llama4VisionEncoder");
     auto list = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < layers; ++i) {
-      auto l = b.module(std::to_string(i), "Llama4VisionEncoderLayer");
+      auto l = b.item(i, "Llama4VisionEncoderLayer");
       square_attention(b, "Llama4VisionAttention", {"q_proj", "k_proj", "v_proj", "o_proj"}, hidden);
       fc_mlp(b, "Llama4VisionMLP", hidden, inter, "GELU");  // nn.GELU(), whatever hidden_act says
       nn::layer_norm(b, "input_layernorm", hidden);

@@ -167,7 +167,7 @@ void decoder_base(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims& d, 
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto layer = b.module(std::to_string(i), s.prefix + "DecoderLayer");
+      auto layer = b.item(i, s.prefix + "DecoderLayer");
       if (attention) attention(b, i);
       else decoder_attention(b, s, d);
       mlp(b, i);

@@ -47,7 +47,7 @@ TensorTree build_variant(const BuildRequest& r, const Variant& v) {
   const ssm::StackLayout l{p + "Model", "backbone", "embeddings", "norm_f", p + "RMSNorm",
                            {p + "Block", p + "Mixer"}, hidden, vocab, layers, tie};
   TensorTree tree = ssm::build_stack(r, l, [&](TreeBuilder& b, std::int64_t i) {
-    auto block = b.module(std::to_string(i), p + "Block");
+    auto block = b.item(i, p + "Block");
     nn::rms_norm(b, "norm", hidden, p + "RMSNorm");
     auto mixer = b.module("mixer", p + "Mixer");
     ssm::mamba1_tensors(b, m);

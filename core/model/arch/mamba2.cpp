@@ -43,7 +43,7 @@ TensorTree build(const BuildRequest& r) {
   const ssm::StackLayout l{"Mamba2Model", "backbone", "embeddings", "norm_f", "Mamba2RMSNorm",
                            {"Mamba2Block"}, hidden, vocab, layers, tie};
   TensorTree tree = ssm::build_stack(r, l, [&](TreeBuilder& b, std::int64_t i) {
-    auto block = b.module(std::to_string(i), "Mamba2Block");
+    auto block = b.item(i, "Mamba2Block");
     nn::rms_norm(b, "norm", hidden, "Mamba2RMSNorm");
     auto mixer = b.module("mixer", "Mamba2Mixer");
     ssm::mamba2_tensors(b, m);

@@ -47,7 +47,7 @@ BertDims read_dims(const Config& c) {
 }
 
 void layer(TreeBuilder& b, const BertDims& d, std::int64_t i) {
-  auto l = b.module(std::to_string(i), "ModernBertEncoderLayer");
+  auto l = b.item(i, "ModernBertEncoderLayer");
   if (i == 0) b.stateless("attn_norm", "Identity");
   else nn::layer_norm(b, "attn_norm", d.hidden, d.norm_bias);
   {

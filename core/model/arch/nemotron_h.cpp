@@ -164,7 +164,7 @@ TensorTree build(const BuildRequest& r) {
                            {"NemotronHBlock"}, hidden, vocab,
                            static_cast<std::int64_t>(kinds.size()), tie};
   TensorTree tree = ssm::build_stack(r, l, [&](TreeBuilder& b, std::int64_t i) {
-    auto block = b.module(std::to_string(i), "NemotronHBlock");
+    auto block = b.item(i, "NemotronHBlock");
     nn::rms_norm(b, "norm", hidden, "NemotronHRMSNorm");
     switch (kinds[static_cast<std::size_t>(i)]) {
       case Kind::kMamba: {

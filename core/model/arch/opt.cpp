@@ -56,7 +56,7 @@ void decoder(TreeBuilder& b, const OptDims& d) {
   if (d.final_norm) norm(b, "final_layer_norm", d);
   auto layers = b.module("layers", "ModuleList");
   for (std::int64_t i = 0; i < d.layers; ++i) {
-    auto layer = b.module(std::to_string(i), "OPTDecoderLayer");
+    auto layer = b.item(i, "OPTDecoderLayer");
     {
       auto attn = b.module("self_attn", "OPTAttention");
       nn::linear(b, "k_proj", d.hidden, d.hidden, d.bias);

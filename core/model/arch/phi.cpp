@@ -74,7 +74,7 @@ void model(TreeBuilder& b, const PhiDims& d) {
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto layer = b.module(std::to_string(i), "PhiDecoderLayer");
+      auto layer = b.item(i, "PhiDecoderLayer");
       decoder_layer(b, d);
     }
   }

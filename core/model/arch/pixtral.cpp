@@ -41,7 +41,7 @@ TensorTree build(const BuildRequest& r) {
     auto t = b.module("transformer", "PixtralTransformer");
     auto list = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < layers; ++i) {
-      auto l = b.module(std::to_string(i), "PixtralAttentionLayer");
+      auto l = b.item(i, "PixtralAttentionLayer");
       nn::rms_norm(b, "attention_norm", hidden, "PixtralRMSNorm");
       gated_mlp(b, "feed_forward", "PixtralMLP", hidden, inter, false, act);
       {

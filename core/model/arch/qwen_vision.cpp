@@ -155,7 +155,7 @@ void vision_tower(TreeBuilder& b, std::string_view name, const VisionDims& v, Ge
   {
     auto blocks = b.module("blocks", "ModuleList");
     for (std::int64_t i = 0; i < v.depth; ++i) {
-      auto blk = b.module(std::to_string(i), n.block);
+      auto blk = b.item(i, n.block);
       norm(b, "norm1", n.norm, v.width);
       norm(b, "norm2", n.norm, v.width);
       {

@@ -81,7 +81,7 @@ void encoder(TreeBuilder& b, const std::string& p, const Tower& t) {
   auto e = b.module("encoder", p + "Encoder");
   auto list = b.module("layers", "ModuleList");
   for (std::int64_t i = 0; i < t.layers; ++i) {
-    auto l = b.module(std::to_string(i), p + "EncoderLayer");
+    auto l = b.item(i, p + "EncoderLayer");
     nn::layer_norm(b, "layer_norm1", t.hidden);
     square_attention(b, p + "Attention", {"k_proj", "v_proj", "q_proj", "out_proj"}, t.hidden);
     nn::layer_norm(b, "layer_norm2", t.hidden);

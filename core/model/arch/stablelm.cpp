@@ -83,7 +83,7 @@ void model(TreeBuilder& b, const StableLmDims& d) {
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto layer = b.module(std::to_string(i), "StableLmDecoderLayer");
+      auto layer = b.item(i, "StableLmDecoderLayer");
       decoder_layer(b, d);
     }
   }

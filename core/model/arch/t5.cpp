@@ -79,18 +79,18 @@ void block(TreeBuilder& b, const T5Dims& d, bool decoder, bool first) {
   auto layers = b.module("layer", "ModuleList");
   int i = 0;
   {
-    auto l = b.module(std::to_string(i++), "T5LayerSelfAttention");
+    auto l = b.item(i++, "T5LayerSelfAttention");
     attention(b, "SelfAttention", d, first);
     nn::rms_norm(b, "layer_norm", d.d_model, "T5LayerNorm");
     nn::dropout(b, "dropout");
   }
   if (decoder) {
-    auto l = b.module(std::to_string(i++), "T5LayerCrossAttention");
+    auto l = b.item(i++, "T5LayerCrossAttention");
     attention(b, "EncDecAttention", d, false);
     nn::rms_norm(b, "layer_norm", d.d_model, "T5LayerNorm");
     nn::dropout(b, "dropout");
   }
-  auto l = b.module(std::to_string(i), "T5LayerFF");
+  auto l = b.item(i, "T5LayerFF");
   {
     auto ff = b.module("DenseReluDense", d.gated ? "T5DenseGatedActDense" : "T5DenseActDense");
     if (d.gated) {
@@ -119,7 +119,7 @@ void stack(TreeBuilder& b, std::string_view name, const T5Dims& d, bool decoder,
     auto blocks = b.module("block", "ModuleList");
     const std::int64_t n = decoder ? d.dec_layers : d.enc_layers;
     for (std::int64_t i = 0; i < n; ++i) {
-      auto blk = b.module(std::to_string(i), "T5Block");
+      auto blk = b.item(i, "T5Block");
       block(b, d, decoder, i == 0);
     }
   }

@@ -131,7 +131,7 @@ TensorTree build(const BuildRequest& r) {
   {
     auto stages = b.module("stages", "Sequential");
     for (int i = 0; i < 4; ++i) {
-      auto st = b.module(std::to_string(i), "ConvNeXtStage");
+      auto st = b.item(i, "ConvNeXtStage");
       const std::int64_t out = a->dims[i];
       // Stage 0 keeps stride 1 and the channel count: its downsample is nn.Identity.
       if (i > 0 || prev != out) {
@@ -143,7 +143,7 @@ TensorTree build(const BuildRequest& r) {
       }
       auto blocks = b.module("blocks", "Sequential");
       for (std::int64_t j = 0; j < a->depths[i]; ++j) {
-        auto blk = b.module(std::to_string(j), "ConvNeXtBlock");
+        auto blk = b.item(j, "ConvNeXtBlock");
         block(b, *a, out);
       }
       prev = out;

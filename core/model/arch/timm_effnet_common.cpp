@@ -178,7 +178,7 @@ std::int64_t effnet_blocks(TreeBuilder& b, const Config& c, const EffNetDef& d,
     for (const auto& s : arch_def[si]) defs.push_back(decode_block(c, s));
     const bool fixed = d.fix_first_last && (si == 0 || si + 1 == stages);
     const auto stage = scale_stage(defs, fixed ? 1.0 : d.depth_multiplier, d.depth_round);
-    auto st = b.module(std::to_string(si), "Sequential");
+    auto st = b.item(si, "Sequential");
     for (std::size_t bi = 0; bi < stage.size(); ++bi) {
       const BlockArgs& a = stage[bi];
       const std::int64_t stride = bi == 0 ? a.stride : 1;  // only a stage's first block strides

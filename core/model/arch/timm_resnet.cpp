@@ -166,7 +166,7 @@ TensorTree build(const BuildRequest& r) {
     for (std::int64_t i = 0; i < a->layers[stage]; ++i) {
       // make_blocks: downsample when stride != 1 (stages 2-4) or channels change.
       const bool ds = i == 0 && (stage > 0 || inplanes != planes * expansion);
-      auto blk = b.module(std::to_string(i), a->bottleneck ? "Bottleneck" : "BasicBlock");
+      auto blk = b.item(i, a->bottleneck ? "Bottleneck" : "BasicBlock");
       block(b, *a, inplanes, planes, ds, stage > 0);
       inplanes = planes * expansion;
     }

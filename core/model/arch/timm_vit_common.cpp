@@ -107,7 +107,7 @@ TensorTree build_vit(const BuildRequest& r, const VitArgs& a) {
   {
     auto blocks = b.module("blocks", "Sequential");
     for (std::int64_t i = 0; i < a.depth; ++i) {
-      auto blk = b.module(std::to_string(i), "Block");
+      auto blk = b.item(i, "Block");
       block(b, a);
     }
   }

@@ -89,7 +89,7 @@ void model(TreeBuilder& b, const ViTDims& d, bool pooling, bool mask_token) {
     auto enc = b.module("encoder", "ViTEncoder");
     auto list = b.module("layer", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto l = b.module(std::to_string(i), "ViTLayer");
+      auto l = b.item(i, "ViTLayer");
       {
         auto a = b.module("attention", "ViTAttention");
         {

@@ -76,7 +76,7 @@ void encoder(TreeBuilder& b, const WhisperDims& d) {
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.enc_layers; ++i) {
-      auto l = b.module(std::to_string(i), "WhisperEncoderLayer");
+      auto l = b.item(i, "WhisperEncoderLayer");
       layer(b, d, false);
     }
   }
@@ -91,7 +91,7 @@ void decoder(TreeBuilder& b, const WhisperDims& d) {
   {
     auto layers = b.module("layers", "ModuleList");
     for (std::int64_t i = 0; i < d.dec_layers; ++i) {
-      auto l = b.module(std::to_string(i), "WhisperDecoderLayer");
+      auto l = b.item(i, "WhisperDecoderLayer");
       layer(b, d, true);
     }
   }
