@@ -503,12 +503,13 @@ describe('planner panel, several hosts', () => {
 });
 
 describe('panels, layout and speed', () => {
-  test('a link with a model starts the one worker and asks the Hub before app.js runs; a plain visit starts none', async () => {
-    const { page, context, problems } = await openPage(browser);
+  test('a link with a model starts the one worker, compiles its module and asks the Hub before app.js runs; a plain visit starts none', async () => {
+    const { page, context, problems, requests } = await openPage(browser);
     await page.goto(url({ model: 'gpt2' }));
     assert.equal(await settle(page), 'result');
     const order = await page.evaluate(() => ({
       fetched: performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/js/worker.js')).length,
+      wasm: performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/wasm/memfit.wasm')).length,
       worker: performance.getEntriesByName('memfit:worker').map((e) => e.startTime),
       app: performance.getEntriesByName('memfit:app').map((e) => e.startTime),
       left: 'memfitBootWorker' in globalThis,
@@ -523,6 +524,11 @@ describe('panels, layout and speed', () => {
     assert.equal(order.hub.length, 2, `the Hub was asked once for each: ${order.hub.join(', ')}`);
     assert.equal(new Set(order.hub).size, 2);
     assert.equal(order.fetched, 1, 'worker.js fetched once');
+    // boot.js fetched and compiled the first module and the worker took it: no second request
+    // from the worker (which it makes when the page could not, e.g. under a CSP without
+    // 'wasm-unsafe-eval')
+    assert.equal(order.wasm, 1, 'the page fetched memfit.wasm');
+    assert.equal(requests.filter((r) => r.endsWith('/wasm/memfit.wasm')).length, 1, 'memfit.wasm was asked for once');
     assert.equal(order.worker.length, 1, 'boot.js started a worker');
     assert.ok(order.worker[0] < order.app[0], `worker started at ${order.worker[0]} ms, app.js ran at ${order.app[0]} ms`);
     assert.equal(order.left, false, 'api.js adopted the worker boot.js started');

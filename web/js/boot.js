@@ -8,8 +8,29 @@ if (bootQuery.get('model')) {
   try {
     // beside this script, as api.js finds it beside itself (the page's own URL may lack a '/')
     const script = /** @type {HTMLScriptElement} */ (document.currentScript);
-    /** @type {any} */ (self).memfitBootWorker = new Worker(new URL('worker.js', script.src), { type: 'module', name: 'memfit' });
+    // (worker.js's PAGE_COMPILES: the first module comes from here)
+    const worker = new Worker(new URL('worker.js', script.src), { type: 'module', name: 'memfit:page-compiles' });
+    /** @type {any} */ (self).memfitBootWorker = worker;
     performance.mark('memfit:worker');
+    // The first module's .wasm, fetched and compiled here and handed over: a worker only asks for
+    // it once its thread has started and its script has loaded and run, which on a first visit
+    // came after the Hub's config.json, so the page's first estimate compiled the module's code
+    // instead of the warm-ups (worker.js) doing it first. The worker fetches it itself when
+    // this cannot (null: no streaming compile, a MIME type other than application/wasm, an error).
+    /** @param {WebAssembly.Module | null} module */
+    const give = (module) => {
+      try {
+        worker.postMessage({ memfitModule: module });
+      } catch {
+        worker.postMessage({ memfitModule: null });  // a module that cannot be posted
+      }
+    };
+    try {
+      WebAssembly.compileStreaming(fetch(new URL('../wasm/memfit.wasm', script.src), { credentials: 'same-origin' }))
+        .then(give, () => give(null));
+    } catch {
+      give(null);
+    }
   } catch {
     // no module workers: api.js reports it on its first call
   }

@@ -11,6 +11,7 @@
 // the first time a prompt is counted.
 // Messages (see api.js):
 //   in:  {id, fn, args}          fn: one of the module's api functions (api.h's list)
+//        {memfitModule}          the first module's .wasm compiled by the page (boot.js), or null
 //   out: {id, text, ms, steps?}  text: the api's JSON reply; ms: time spent in WASM; steps (first
 //                                reply only): when each step of the worker's start-up was done,
 //                                ms since the epoch (the page's timeline: estimate.js)
@@ -18,28 +19,43 @@
 
 /** @typedef {{wasm: any, functions: Set<string>, all?: boolean}} Loaded */
 
+/** The .wasm at `url`, instantiated: compiled as it streams in (and V8 caches the compiled code
+ * with the HTTP response, for the next visit), or from its bytes when the server sends another
+ * MIME type than application/wasm.
+ * @param {Promise<Response>} response @param {string} url @param {any} imports */
+function instantiateFetched(response, url, imports) {
+  return response.then((r) => {
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+    return WebAssembly.instantiateStreaming(r, imports).catch(() => fetch(url, { credentials: 'same-origin' })
+      .then((again) => again.arrayBuffer()).then((bytes) => WebAssembly.instantiate(bytes, imports)));
+  });
+}
+
 /**
  * A module: its JS glue (memfit.mjs) and its .wasm, fetched at once — the glue would start
  * fetching the .wasm only once it had loaded and run, one request later on a first visit's
- * critical path. The .wasm compiles as it streams in (and V8 caches the compiled code with the
- * HTTP response, for the next visit).
- * @param {string} file @returns {Promise<Loaded>}
+ * critical path. `compiled`: the .wasm as the page compiled it (boot.js), null when it could not.
+ * @param {string} file @param {Promise<WebAssembly.Module | null>} [compiled] @returns {Promise<Loaded>}
  */
-function load(file) {
+function load(file, compiled) {
   const url = new URL(`../wasm/${file}`, import.meta.url).href;
   const wasmUrl = url.replace(/\.mjs$/, '.wasm');
-  const response = fetch(wasmUrl, { credentials: 'same-origin' });
-  response.catch(() => {});  // reported by the instantiation below
+  const fetchWasm = () => {
+    const response = fetch(wasmUrl, { credentials: 'same-origin' });
+    response.catch(() => {});  // reported by the instantiation
+    return response;
+  };
+  const response = compiled ? null : fetchWasm();
   return import(url).then((m) => new Promise((resolve, reject) => {
     m.default({
       /** Emscripten's hook (wasm/CMakeLists.txt, INCOMING_MODULE_JS_API). @param {any} imports @param {Function} done */
       instantiateWasm(imports, done) {
-        response.then((r) => {
-          if (!r.ok) throw new Error(`${wasmUrl}: HTTP ${r.status}`);
-          // a server that sends another MIME type than application/wasm: compiled from the bytes
-          return WebAssembly.instantiateStreaming(r, imports).catch(() => fetch(wasmUrl, { credentials: 'same-origin' })
-            .then((again) => again.arrayBuffer()).then((bytes) => WebAssembly.instantiate(bytes, imports)));
-        }).then((r) => done(r.instance, r.module), reject);
+        const instance = compiled
+          ? compiled.then((module) => (module
+            ? WebAssembly.instantiate(module, imports).then((i) => ({ instance: i, module }))
+            : instantiateFetched(fetchWasm(), wasmUrl, imports)))
+          : instantiateFetched(/** @type {Promise<Response>} */ (response), wasmUrl, imports);
+        instance.then((r) => done(r.instance, r.module), reject);
         return {};
       },
     }).then(resolve, reject);
@@ -49,6 +65,14 @@ function load(file) {
     functions: new Set(JSON.parse(wasm.supported()).functions),
   }));
 }
+
+// boot.js names the worker it starts so: the first module's .wasm then comes from the page, as
+// {memfitModule} (the first message, before any call).
+const PAGE_COMPILES = 'memfit:page-compiles';
+/** @type {(module: WebAssembly.Module | null) => void} */
+let fromPage = () => {};
+/** @type {Promise<WebAssembly.Module | null> | undefined} */
+const pageModule = self.name === PAGE_COMPILES ? new Promise((resolve) => { fromPage = resolve; }) : undefined;
 
 /** @type {Promise<Loaded> | null} */
 let first = null;
@@ -75,7 +99,7 @@ const WARM_UPS = [
 
 function firstModule() {
   if (!first) {
-    first = load('memfit.mjs').then((m) => {
+    first = load('memfit.mjs', pageModule).then((m) => {
       if (steps) steps.wasm_ready = now();
       // V8 compiles a WebAssembly function on its first call (lazily, in its baseline tier):
       // a fresh page's first estimate paid for compiling most of the module. The warm-ups do
@@ -128,6 +152,10 @@ function errorCode(text) {
 firstModule().catch(() => {});
 
 self.onmessage = async (event) => {
+  if (event.data && 'memfitModule' in event.data) {
+    fromPage(event.data.memfitModule);
+    return;
+  }
   const { id, fn, args } = event.data || {};
   try {
     if (fn === 'tokenize') {
