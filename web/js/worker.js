@@ -92,9 +92,11 @@ const LLAMA = {
   rope_theta: 500000.0, rope_scaling: null, tie_word_embeddings: false, attention_bias: false,
   bos_token_id: 1, eos_token_id: 2, initializer_range: 0.02,
 };
+// The mixture of experts first: it runs the attention and the rest a dense model runs too, so a
+// page call that comes between the two (it goes first) finds the most already compiled.
 const WARM_UPS = [
-  LLAMA,
   { ...LLAMA, model_type: 'mixtral', architectures: ['MixtralForCausalLM'], num_local_experts: 4, num_experts_per_tok: 2 },
+  LLAMA,
 ].map((config) => JSON.stringify({ name: 'warm-up', library: 'transformers', mode: 'memfit', config: JSON.stringify(config) }));
 
 function firstModule() {
