@@ -72,7 +72,7 @@ const sites = [];
 for (const s of SITES) sites.push({ ...s, site: await serveStatic(s.dir) });
 const FIRST = MODELS.slice(0, 2);
 const browser = await launch();
-const results = { hub_latency_ms: HUB_LATENCY_MS, bundle_gzip_bytes: total, bundle_served_bytes: served, load_average: loadavg(), sites: SITES.map((s) => s.name), first_visit: {}, widget: {}, first_result: {}, estimate: {} };
+const results = { hub_latency_ms: HUB_LATENCY_MS, bundle_gzip_bytes: total, bundle_served_bytes: served, load_average: loadavg(), sites: SITES.map((s) => s.name), first_visit: {}, early_calls: {}, widget: {}, first_result: {}, estimate: {} };
 const timeline = (/** @type {any} */ page) => page.evaluate(() => document.documentElement.dataset.timeline || '{}').then(JSON.parse);
 const url = (/** @type {{site: {url: string}}} */ s, /** @type {string} */ id) => `${s.site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`;
 /** Median and worst of each timeline figure over runs. @param {any[]} runs */
@@ -117,6 +117,12 @@ try {
     await context.close();
   }
   for (const [k, runs] of Object.entries(cold)) results.first_visit[k] = summary(runs);
+  // Visits whose page call reached the worker no later than its module was ready: the call ran
+  // before the warm-ups and compiled what an estimate runs itself (the first estimate's outliers).
+  for (const [k, runs] of Object.entries(cold)) {
+    results.early_calls[k] = runs.filter((r) => typeof r.first_call === 'number' && r.first_call <= r.wasm_ready)
+      .map((r) => round(r.estimate_ms));
+  }
 
   // The embed widget's first visit: a page of another origin with one <memfit-estimate>, a
   // fresh context each time; page load → the widget's result (a MutationObserver on the host
@@ -212,6 +218,12 @@ console.log(`the Hub's latency: ${HUB_LATENCY_MS} ms per answer (HUB_LATENCY_MS)
 console.log('first visit, fresh browser context (ms since navigation start; median (min–max), ' +
   'then the medians of when each step was done):');
 print(results.first_visit);
+for (const [k, estimates] of Object.entries(results.early_calls)) {
+  if (estimates.length) {
+    console.log(`  ${k.replace('|', ' — ')}: in ${estimates.length} of ${results.first_visit[k].runs} visits the call came ` +
+      `before the module was ready (before the warm-ups); those estimates: ${estimates.join(', ')} ms`);
+  }
+}
 console.log('the embed widget on another origin, fresh context (ms since the host page\'s navigation start):');
 print(results.widget);
 console.log('first result for a cached model (ms since navigation start; reloads):');
