@@ -32,6 +32,11 @@ std::string TreeBuilder::path(std::string_view leaf) const {
   return out;
 }
 
+std::uint64_t TreeBuilder::times(std::uint64_t copies, std::int64_t repeat) {
+  std::uint64_t c = 0;
+  return __builtin_mul_overflow(copies, static_cast<std::uint64_t>(repeat), &c) ? UINT64_MAX : c;
+}
+
 int TreeBuilder::open_node(std::string_view name, std::string_view class_name, std::int64_t repeat) {
   const int parent = stack_.back();
   ModuleNode node;
@@ -43,9 +48,7 @@ int TreeBuilder::open_node(std::string_view name, std::string_view class_name, s
   tree_.modules.push_back(std::move(node));
   tree_.modules[parent].children.push_back(index);
   stack_.push_back(index);
-  std::uint64_t c = copies_.back();
-  if (__builtin_mul_overflow(c, static_cast<std::uint64_t>(repeat), &c)) c = UINT64_MAX;
-  copies_.push_back(c);
+  copies_.push_back(times(copies_.back(), repeat));
   return index;
 }
 

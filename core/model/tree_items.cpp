@@ -40,10 +40,8 @@ bool TreeBuilder::match_module(Step::Kind kind, std::string_view name, std::stri
     return false;
   ++matched_;
   if (kind != Step::kStateless) {
-    std::uint64_t c = open_copies_.back();
-    if (__builtin_mul_overflow(c, static_cast<std::uint64_t>(repeat), &c)) c = UINT64_MAX;
     open_.push_back(index);
-    open_copies_.push_back(c);
+    open_copies_.push_back(times(open_copies_.back(), repeat));
   }
   return true;
 }

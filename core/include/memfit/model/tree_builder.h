@@ -80,6 +80,8 @@ class TreeBuilder {
   enum class Mode : std::uint8_t { kBuild, kRecord, kCompare };
 
   void pop();
+  // `copies` × `repeat`, at most UINT64_MAX: how many copies a module inside a repeat stands for.
+  static std::uint64_t times(std::uint64_t copies, std::int64_t repeat);
   int open_node(std::string_view name, std::string_view class_name, std::int64_t repeat);
   void close_node();
   int add_tensor(std::string_view name, Shape shape, DType dtype, TensorKind kind,
