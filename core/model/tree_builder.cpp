@@ -59,13 +59,20 @@ void TreeBuilder::close_node() {
   }
 }
 
-TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view class_name) {
+void TreeBuilder::open(Step::Kind kind, std::string_view name, std::string_view class_name,
+                       std::int64_t repeat, BufferEra era) {
   if (mode_ == Mode::kCompare) {
-    if (match_module(Step::kOpen, name, class_name, 1, BufferEra::kAlways)) return Scope(this);
+    if (match_module(kind, name, class_name, repeat, era)) return;
     materialize();
   }
-  const int index = open_node(name, class_name, 1);
-  if (mode_ == Mode::kRecord) steps_.push_back(Step{Step::kOpen, index});
+  const int index = open_node(name, class_name, repeat);
+  tree_.modules[static_cast<std::size_t>(index)].era = era;
+  if (kind == Step::kStateless) close_node();
+  if (mode_ == Mode::kRecord) steps_.push_back(Step{kind, index});
+}
+
+TreeBuilder::Scope TreeBuilder::module(std::string_view name, std::string_view class_name) {
+  open(Step::kOpen, name, class_name, 1, BufferEra::kAlways);
   return Scope(this);
 }
 
@@ -75,12 +82,7 @@ TreeBuilder::Scope TreeBuilder::repeated(std::string_view first, std::string_vie
     throw Error(ErrorCode::kInternal,
                 fmt::format("'{}': {} repeated modules must be at least one, named by an index",
                             path(first), count));
-  if (mode_ == Mode::kCompare) {
-    if (match_module(Step::kRepeated, first, class_name, count, BufferEra::kAlways)) return Scope(this);
-    materialize();
-  }
-  const int index = open_node(first, class_name, count);
-  if (mode_ == Mode::kRecord) steps_.push_back(Step{Step::kRepeated, index});
+  open(Step::kRepeated, first, class_name, count, BufferEra::kAlways);
   return Scope(this);
 }
 
@@ -94,26 +96,14 @@ TreeBuilder::Scope TreeBuilder::item(std::int64_t index, std::string_view class_
     matched_ = 1;  // the template's own opening
     open_.assign(1, template_);
     open_copies_.assign(1, copies_.back());
-    return Scope(this);
+  } else {
+    start_template(index, class_name);
   }
-  template_ = open_node(std::to_string(index), class_name, 1);
-  template_tied_ = false;
-  template_index_ = index;
-  item_depth_ = stack_.size();
-  steps_.assign(1, Step{Step::kOpen, template_});
-  mode_ = Mode::kRecord;
   return Scope(this);
 }
 
 void TreeBuilder::stateless(std::string_view name, std::string_view class_name, BufferEra era) {
-  if (mode_ == Mode::kCompare) {
-    if (match_module(Step::kStateless, name, class_name, 1, era)) return;
-    materialize();
-  }
-  const int index = open_node(name, class_name, 1);
-  tree_.modules[static_cast<std::size_t>(index)].era = era;
-  close_node();
-  if (mode_ == Mode::kRecord) steps_.push_back(Step{Step::kStateless, index});
+  open(Step::kStateless, name, class_name, 1, era);
 }
 
 void TreeBuilder::pop() {
@@ -208,7 +198,6 @@ void TreeBuilder::tied_param(std::string_view name, const std::string& target_fu
   const TensorInfo copy = tree_.tensors[target];
   const int index = add_tensor(name, copy.shape, copy.dtype, TensorKind::kParameter);
   tree_.tensors[index].tied_to = target;
-  if (mode_ == Mode::kRecord) template_tied_ = true;
 }
 
 void TreeBuilder::buffer(std::string_view name, Shape shape, DType dtype, bool persistent,
@@ -223,7 +212,6 @@ void TreeBuilder::set_no_split(std::vector<std::string> classes) {
 TensorTree TreeBuilder::finish() {
   if (mode_ != Mode::kBuild)
     throw Error(ErrorCode::kInternal, fmt::format("'{}': an item is still open", path()));
-  template_ = -1;
   tree_.reindex();
   if (std::string dup = tree_.duplicate_name(); !dup.empty())
     throw Error(ErrorCode::kInternal, fmt::format("{} registered twice", dup));

@@ -18,7 +18,7 @@ namespace memfit {
 bool TreeBuilder::continues_template(std::int64_t index, std::string_view class_name) const {
   // Nothing built since the template closed: it is the parent's last child and its tensors the
   // last tensors, so the copy would follow it directly.
-  if (template_ < 0 || template_tied_ || tree_.modules.size() != template_modules_end_ ||
+  if (template_ < 0 || tree_.modules.size() != template_modules_end_ ||
       tree_.tensors.size() != template_tensors_end_)
     return false;
   const ModuleNode& t = tree_.modules[static_cast<std::size_t>(template_)];
@@ -70,22 +70,28 @@ bool TreeBuilder::match_close() {
   return true;
 }
 
+void TreeBuilder::start_template(std::int64_t index, std::string_view class_name) {
+  template_ = open_node(std::to_string(index), class_name, 1);
+  template_index_ = index;
+  item_depth_ = stack_.size();
+  steps_.assign(1, Step{Step::kOpen, template_});
+  mode_ = Mode::kRecord;
+}
+
 void TreeBuilder::materialize() {
-  // The steps that matched, written out under the compared item's own name. References into
-  // tree_ do not survive its growth: each source is copied before anything is added.
+  // The steps that matched, carried out again under the compared item's own name, recorded as the
+  // next item's template. References into tree_ do not survive its growth: each source is copied
+  // before anything is added.
   const std::vector<Step> done(steps_.begin(), steps_.begin() + static_cast<std::ptrdiff_t>(matched_));
   const std::string class_name = tree_.modules[static_cast<std::size_t>(template_)].class_name;
   mode_ = Mode::kBuild;
-  template_ = open_node(std::to_string(item_index_), class_name, 1);
-  template_tied_ = false;
-  template_index_ = item_index_;
-  item_depth_ = stack_.size();
-  steps_.assign(1, Step{Step::kOpen, template_});
+  start_template(item_index_, class_name);
+  open_.clear();
+  open_copies_.clear();
   for (std::size_t i = 1; i < done.size(); ++i) {
     const Step s = done[i];
     if (s.kind == Step::kClose) {
-      close_node();
-      steps_.push_back(s);
+      pop();
     } else if (s.kind == Step::kTensor) {
       TensorInfo t = tree_.tensors[static_cast<std::size_t>(s.index)];
       t.name = path(template_leaf(t.name, t.module));
@@ -99,17 +105,9 @@ void TreeBuilder::materialize() {
       const ModuleNode& src = tree_.modules[static_cast<std::size_t>(s.index)];
       const std::string leaf(template_leaf(src.name, src.parent));
       const std::string cls = src.class_name;
-      const std::int64_t repeat = src.repeat;
-      const BufferEra era = src.era;
-      const int index = open_node(leaf, cls, repeat);
-      tree_.modules[static_cast<std::size_t>(index)].era = era;
-      if (s.kind == Step::kStateless) close_node();
-      steps_.push_back(Step{s.kind, index});
+      open(s.kind, leaf, cls, src.repeat, src.era);
     }
   }
-  open_.clear();
-  open_copies_.clear();
-  mode_ = Mode::kRecord;
 }
 
 void TreeBuilder::end_item() {

@@ -45,17 +45,15 @@ function load(file, compiled) {
     response.catch(() => {});  // reported by the instantiation
     return response;
   };
-  const response = compiled ? null : fetchWasm();
+  const response = compiled ? null : fetchWasm();  // at once, beside the glue
   return import(url).then((m) => new Promise((resolve, reject) => {
     m.default({
       /** Emscripten's hook (wasm/CMakeLists.txt, INCOMING_MODULE_JS_API). @param {any} imports @param {Function} done */
       instantiateWasm(imports, done) {
-        const instance = compiled
-          ? compiled.then((module) => (module
-            ? WebAssembly.instantiate(module, imports).then((i) => ({ instance: i, module }))
-            : instantiateFetched(fetchWasm(), wasmUrl, imports)))
-          : instantiateFetched(/** @type {Promise<Response>} */ (response), wasmUrl, imports);
-        instance.then((r) => done(r.instance, r.module), reject);
+        (compiled || Promise.resolve(null)).then((module) => (module
+          ? WebAssembly.instantiate(module, imports).then((instance) => ({ instance, module }))
+          : instantiateFetched(response || fetchWasm(), wasmUrl, imports)))
+          .then((r) => done(r.instance, r.module), reject);
         return {};
       },
     }).then(resolve, reject);

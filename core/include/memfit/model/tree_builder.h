@@ -47,9 +47,9 @@ class TreeBuilder {
   // for both (ModuleNode::repeat), as if repeated() had opened it. So 80 identical layers are
   // built once and compared 79 times, call by call, without naming anything; an item that turns
   // out different is written out from the calls that matched, and goes on as a module. The tree
-  // then needs expand() where names are needed, as with repeated(). A tie (tied_param) to a
-  // tensor of an item folded this way finds only the first copy's. Inside an item, item() is
-  // module().
+  // then needs expand() where names are needed, as with repeated(). An item holding a tie
+  // (tied_param) is never folded, and a tie from outside into a folded item is refused (expand()
+  // would point it at the last copy). Inside an item, item() is module().
   [[nodiscard]] Scope item(std::int64_t index, std::string_view class_name);
   // A child module that holds no tensors (nn.Dropout, an activation, nn.Identity): accelerate's
   // device maps place such modules like any other child, so they are part of the tree, in
@@ -80,6 +80,10 @@ class TreeBuilder {
   enum class Mode : std::uint8_t { kBuild, kRecord, kCompare };
 
   void pop();
+  // module(), repeated() and stateless(): a module opened (a stateless one closed again), or,
+  // while an item is compared, matched with the template's next step.
+  void open(Step::Kind kind, std::string_view name, std::string_view class_name, std::int64_t repeat,
+            BufferEra era);
   // `copies` × `repeat`, at most UINT64_MAX: how many copies a module inside a repeat stands for.
   static std::uint64_t times(std::uint64_t copies, std::int64_t repeat);
   int open_node(std::string_view name, std::string_view class_name, std::int64_t repeat);
@@ -94,6 +98,7 @@ class TreeBuilder {
   bool match_tensor(std::string_view name, const Shape& shape, DType dtype, TensorKind kind,
                     bool persistent, BufferEra era);
   bool match_close();
+  void start_template(std::int64_t index, std::string_view class_name);
   void materialize();
   void end_item();
   std::string_view template_leaf(std::string_view full, int parent) const;
@@ -111,7 +116,6 @@ class TreeBuilder {
   Mode mode_ = Mode::kBuild;
   std::vector<Step> steps_;
   int template_ = -1;             // its module; -1: none an item could continue
-  bool template_tied_ = false;    // it holds a tie: never folded
   std::int64_t template_index_ = 0;
   std::size_t template_modules_end_ = 0, template_tensors_end_ = 0;  // nothing built since
   std::size_t item_depth_ = 0;    // kRecord: stack_'s size with the item open
