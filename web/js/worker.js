@@ -17,7 +17,18 @@
 //                                ms since the epoch (the page's timeline: estimate.js)
 //        {id, failure}           a module itself could not load or threw (not an api error)
 
-/** @typedef {{wasm: any, functions: Set<string>, all?: boolean}} Loaded */
+// The first module's JS glue, bundled into this file by web/tools/bundle.mjs (the site's js/worker.js
+// is that bundle): as a second request, made once this script had run, it was the last step of a
+// first visit's worker start-up (~90 ms of it on a busy machine), and a page call that came
+// first compiled what the warm-ups below would have.
+import createFirst from '../wasm/memfit.mjs';
+
+/** @typedef {{wasm: any, all?: boolean}} Loaded */
+
+/** Whether the module binds `fn`: embind puts each of api.h's functions on it (wasm/bindings.cpp).
+ * Asking supported() for their list instead ran ~230 functions — compiled first — before the
+ * module counted as ready. @param {any} wasm @param {unknown} fn */
+const binds = (wasm, fn) => typeof fn === 'string' && Object.hasOwn(wasm, fn) && typeof wasm[fn] === 'function';
 
 /** The .wasm at `url`, instantiated: compiled as it streams in (and V8 caches the compiled code
  * with the HTTP response, for the next visit), or from its bytes when the server sends another
@@ -32,12 +43,14 @@ function instantiateFetched(response, url, imports) {
 }
 
 /**
- * A module: its JS glue (memfit.mjs) and its .wasm, fetched at once — the glue would start
- * fetching the .wasm only once it had loaded and run, one request later on a first visit's
- * critical path. `compiled`: the .wasm as the page compiled it (boot.js), null when it could not.
- * @param {string} file @param {Promise<WebAssembly.Module | null>} [compiled] @returns {Promise<Loaded>}
+ * A module: its JS glue (FILE) and its .wasm, fetched at once — the glue would start fetching
+ * the .wasm only once it had loaded and run, one request later on a first visit's critical path.
+ * `compiled`: the .wasm as the page compiled it (boot.js), null when it could not. `create`: the
+ * glue's factory when it is already here (the first module's), else FILE is imported.
+ * @param {string} file @param {Promise<WebAssembly.Module | null>} [compiled] @param {Function} [create]
+ * @returns {Promise<Loaded>}
  */
-function load(file, compiled) {
+function load(file, compiled, create) {
   const url = new URL(`../wasm/${file}`, import.meta.url).href;
   const wasmUrl = url.replace(/\.mjs$/, '.wasm');
   const fetchWasm = () => {
@@ -46,8 +59,8 @@ function load(file, compiled) {
     return response;
   };
   const response = compiled ? null : fetchWasm();  // at once, beside the glue
-  return import(url).then((m) => new Promise((resolve, reject) => {
-    m.default({
+  return (create ? Promise.resolve(create) : import(url).then((m) => m.default)).then((factory) => new Promise((resolve, reject) => {
+    factory({
       /** Emscripten's hook (wasm/CMakeLists.txt, INCOMING_MODULE_JS_API). @param {any} imports @param {Function} done */
       instantiateWasm(imports, done) {
         (compiled || Promise.resolve(null)).then((module) => (module
@@ -57,11 +70,7 @@ function load(file, compiled) {
         return {};
       },
     }).then(resolve, reject);
-  })).then((wasm) => ({
-    wasm,
-    // The api's functions, as the module lists them (supported().functions: api.h's one list).
-    functions: new Set(JSON.parse(wasm.supported()).functions),
-  }));
+  })).then((wasm) => ({ wasm }));
 }
 
 // boot.js names the worker it starts so: the first module's .wasm then comes from the page, as
@@ -99,7 +108,7 @@ const WARM_UPS = [
 
 function firstModule() {
   if (!first) {
-    first = load('memfit.mjs', pageModule).then((m) => {
+    first = load('memfit.mjs', pageModule, createFirst).then((m) => {
       if (steps) steps.wasm_ready = now();
       // V8 compiles a WebAssembly function on its first call (lazily, in its baseline tier):
       // a fresh page's first estimate paid for compiling most of the module. The warm-ups do
@@ -169,7 +178,7 @@ self.onmessage = async (event) => {
     }
     if (steps && !steps.first_call) steps.first_call = now();
     let m = await (all || firstModule());
-    if (!m.functions.has(fn)) throw new Error(`unknown function ${fn}`);
+    if (!binds(m.wasm, fn)) throw new Error(`unknown function ${fn}`);
     const t0 = performance.now();
     let text = m.wasm[fn](...(args || []));
     let ms = performance.now() - t0;

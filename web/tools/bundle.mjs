@@ -1,5 +1,5 @@
-// The page's and the embed widget's scripts as one file each: web/tools/build.mjs calls
-// bundlePage on the assembled site.
+// The page's, the embed widget's and the worker's scripts as one file each: web/tools/build.mjs
+// calls bundlePage on the assembled site.
 //
 // Why: index.html's module graph is two dozen small files. Over HTTP/1.1 (a static server, a
 // local one) a browser opens six connections per host, so the worker's own script — fetched at
@@ -23,14 +23,14 @@ import { join } from 'node:path';
  * @param {string} site @param {string} entry  relative to site @param {string} name
  * @returns {string[]}
  */
-function esbuild(site, entry, name) {
+function esbuild(site, entry, name, extra = []) {
   const tmp = mkdtempSync(join(site, '.bundle-'));
   try {
     const meta = join(tmp, 'meta.json');
     const out = join(tmp, 'out');
     const r = spawnSync('esbuild', [join(site, entry), '--bundle', '--format=esm', '--splitting', '--minify',
       '--target=es2022', '--legal-comments=none', '--sourcemap=linked', '--log-level=warning',
-      `--entry-names=${name}`, '--chunk-names=[name]-[hash]', `--outdir=${out}`, `--metafile=${meta}`],
+      `--entry-names=${name}`, '--chunk-names=[name]-[hash]', `--outdir=${out}`, `--metafile=${meta}`, ...extra],
     { encoding: 'utf8' });
     if (r.error) {
       throw new Error(`build.mjs: cannot run esbuild (${r.error.message}): install it (apt-get install esbuild)`);
@@ -61,6 +61,10 @@ export function bundlePage(site) {
   writeFileSync(join(site, 'embed.js'), '// memfit\'s embed widget (web/embed.js), bundled by web/tools/bundle.mjs: ' +
     'js/embed.js, and its chunks fetched beside it.\n' +
     chunks.map((c) => `import './js/${c}';\n`).join('') + "export * from './js/embed.js';\n");
+  // The worker, with the first module's glue (../wasm/memfit.mjs) in it: one request where its
+  // start-up made two in a row. 'module' is node's, imported by the glue only under node (the tests).
+  const workerChunks = esbuild(site, 'js/worker.js', 'worker', ['--external:module']);
+  if (workerChunks.length) throw new Error(`build.mjs: the worker's bundle imports chunks (${workerChunks.join(', ')}): it must be one file`);
 }
 
 /**
