@@ -3,6 +3,7 @@
 # the bundle's gzipped size, the first result for a cached model, and the per-estimate time in
 # WASM for Meta-Llama-3-70B, Mixtral-8x7B and DeepSeek-V3. Prints; asserts nothing. RUNS=N;
 # HUB_LATENCY_MS=N: the mock Hub answers after N ms (a real network's round trips; default 0).
+# BUSY_CORES=N: N processes spin throughout (a machine busy with something else; default 0).
 # The first visit and the cached first result are measured beside a baseline in the same run:
 # BASELINE_REF's web/ (default: the commit before issue 20's first-visit work) assembled with
 # BASELINE_WASM (default: this build's modules) — or BASELINE_WEB_DIR, any assembled site.

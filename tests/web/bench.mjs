@@ -13,14 +13,14 @@
 //  - per-estimate time in WASM (the api call inside the worker), and the round trip the page
 //    sees (postMessage + JSON.parse of the reply), for the models the issue names.
 // Environment: as the tests (tests/web/support/paths.mjs); RUNS (page reloads ×2, default 9);
-// HUB_LATENCY_MS (below);
+// HUB_LATENCY_MS, BUSY_CORES (below);
 // MEMFIT_BASELINE_WEB_DIR, COLD_RUNS (above);
 // ESTIMATES (per model and mode, default 31, after 10 untimed ones: the first calls run in V8's
 // baseline tier until its optimizing tier takes over, so the median of a handful swings 2×; of 31
 // it is the steady state a visitor editing the inputs sees).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { startMockHub } from './support/mock-hub.mjs';
 import { startHostPage } from './support/host-page.mjs';
@@ -63,6 +63,10 @@ console.log(`bundle: memfit.wasm ${sizes['memfit.wasm'].bytes} B (${sizes['memfi
 // (default 0: a Hub on 127.0.0.1 answers before the module has compiled what an estimate runs).
 const HUB_LATENCY_MS = Number(process.env.HUB_LATENCY_MS || 0);
 const hub = await startMockHub({ latencyMs: HUB_LATENCY_MS });
+// BUSY_CORES=N: N processes spin for the whole run — a visitor's machine busy with something
+// else, where the worker's thread starts late and the page's first call can beat the warm-ups
+// (results.early_calls). Both sites run under the same load.
+const BUSY_CORES = Number(process.env.BUSY_CORES || 0);
 // The sites measured side by side: this build, and the baseline (another build of the site, e.g.
 // an earlier commit's: scripts/bench-web.sh assembles it) when MEMFIT_BASELINE_WEB_DIR names one.
 // Their visits alternate, so a machine busy with something else slows both alike.
@@ -72,7 +76,9 @@ const sites = [];
 for (const s of SITES) sites.push({ ...s, site: await serveStatic(s.dir) });
 const FIRST = MODELS.slice(0, 2);
 const browser = await launch();
-const results = { hub_latency_ms: HUB_LATENCY_MS, bundle_gzip_bytes: total, bundle_served_bytes: served, load_average: loadavg(), sites: SITES.map((s) => s.name), first_visit: {}, early_calls: {}, widget: {}, first_result: {}, estimate: {} };
+const busy = Array.from({ length: BUSY_CORES }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+process.on('exit', () => { for (const p of busy) p.kill(); });  // also when the bench fails
+const results = { hub_latency_ms: HUB_LATENCY_MS, busy_cores: BUSY_CORES, bundle_gzip_bytes: total, bundle_served_bytes: served, load_average: loadavg(), sites: SITES.map((s) => s.name), first_visit: {}, early_calls: {}, widget: {}, first_result: {}, estimate: {} };
 const timeline = (/** @type {any} */ page) => page.evaluate(() => document.documentElement.dataset.timeline || '{}').then(JSON.parse);
 const url = (/** @type {{site: {url: string}}} */ s, /** @type {string} */ id) => `${s.site.url}/?${new URLSearchParams({ model: id, endpoint: hub.url })}`;
 /** Median and worst of each timeline figure over runs. @param {any[]} runs */
@@ -196,6 +202,7 @@ try {
   }
   await context.close();
 } finally {
+  for (const p of busy) p.kill();
   await browser.close();
   for (const s of sites) await s.site.close();
   await hub.close();
@@ -214,7 +221,7 @@ function print(/** @type {Object<string, any>} */ phase) {
 }
 const load = results.load_average.map((x) => x.toFixed(2)).join(' ');
 console.log(`load average at the start: ${load} (${cpus().length} CPUs); at the end: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-console.log(`the Hub's latency: ${HUB_LATENCY_MS} ms per answer (HUB_LATENCY_MS)`);
+console.log(`the Hub's latency: ${HUB_LATENCY_MS} ms per answer (HUB_LATENCY_MS); ${BUSY_CORES} cores kept busy (BUSY_CORES)`);
 console.log('first visit, fresh browser context (ms since navigation start; median (min–max), ' +
   'then the medians of when each step was done):');
 print(results.first_visit);
