@@ -592,6 +592,9 @@ describe('panels, layout and speed', () => {
     // the model's listing (?blobs=true: file sizes for other kinds of repos) comes first too
     assert.ok(at('/api/models/gpt2') >= 0 && at('/catalog.json') > at('/api/models/gpt2'), requests.join('\n'));
     assert.equal(requests.filter((u) => u.endsWith('/wasm/memfit.wasm')).length, 1, 'the .wasm is fetched once (by the worker, not again by the glue)');
+    // the first module's glue comes inside js/worker.js (web/tools/bundle.mjs): no request of its own
+    assert.ok(requests.some((u) => u.endsWith('/js/worker.js')), requests.join('\n'));
+    assert.equal(requests.filter((u) => u.endsWith('/wasm/memfit.mjs')).length, 0, requests.join('\n'));
     const t = JSON.parse(await page.evaluate(() => document.documentElement.dataset.timeline || '{}'));
     for (const k of ['worker_start', 'wasm_ready', 'first_call', 'model_fetched', 'result']) assert.equal(typeof t[k], 'number', `${k} in ${JSON.stringify(t)}`);
     assert.ok(t.worker_start <= t.wasm_ready && t.wasm_ready <= t.result, JSON.stringify(t));
