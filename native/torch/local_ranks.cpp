@@ -70,11 +70,25 @@ pid_t spawn(std::vector<std::string> args, bool quiet) {
 
 }  // namespace
 
+bool RankOutcome::ended(int rank, int wait_status) {
+  const bool first = named_ == 0 && killed_ == 0;
+  if (WIFEXITED(wait_status)) {
+    if (WEXITSTATUS(wait_status) == 0) return false;
+    if (named_ == 0) named_ = WEXITSTATUS(wait_status);
+    return first;
+  }
+  if (!WIFSIGNALED(wait_status)) return false;
+  // Only the first: the others' SIGTERMs are this run's own stop.
+  if (first) fmt::print(stderr, "memfit: error: rank {} was killed by signal {}\n", rank, WTERMSIG(wait_status));
+  if (killed_ == 0) killed_ = 128 + WTERMSIG(wait_status);
+  return first;
+}
+
 int run_local_ranks(int argc, const char* const* argv, int ranks) {
   const int port = free_local_port();
   std::vector<pid_t> pids;
   for (int r = 0; r < ranks; ++r) pids.push_back(spawn(rank_argv(argc, argv, ranks, r, port), r != 0));
-  int result = 0;
+  RankOutcome outcome;
   for (std::size_t running = pids.size(); running > 0; --running) {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
@@ -82,15 +96,11 @@ int run_local_ranks(int argc, const char* const* argv, int ranks) {
     int rank = 0;
     for (std::size_t i = 0; i < pids.size(); ++i)
       if (pids[i] == pid) rank = static_cast<int>(i), pids[i] = 0;
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (code == 0 || result != 0) continue;
-    result = code;
-    if (WIFSIGNALED(status))
-      fmt::print(stderr, "memfit: error: rank {} was killed by signal {}\n", rank, WTERMSIG(status));
+    if (!outcome.ended(rank, status)) continue;
     for (const pid_t other : pids)
       if (other > 0) ::kill(other, SIGTERM);  // the first failure ends the run; its message is already out
   }
-  return result;
+  return outcome.exit_code();
 }
 
 }  // namespace memfit::torchrt

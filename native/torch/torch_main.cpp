@@ -11,6 +11,7 @@
 #include "local_ranks.h"
 #include "torch_args.h"
 #include "torch_commands.h"
+#include "uncaught.h"
 
 namespace {
 
@@ -61,9 +62,14 @@ int guarded(Fn&& fn) {
 
 int main(int argc, char** argv) {
   using memfit::torchrt::TorchCommand;
+  const int network = exit_code(FailureKind::kNetwork), internal = exit_code(FailureKind::kInternal);
+  memfit::torchrt::name_uncaught_exceptions("", network, internal);
   TorchCommand command;
   const int parsed = guarded([&] { command = memfit::torchrt::parse_torch_command(argc, argv); });
   if (parsed != 0) return parsed;
+  if (command.kind == TorchCommand::Kind::kGenerate && command.generate.pipeline.nodes > 0 &&
+      command.generate.pipeline.local_ranks == 0)
+    memfit::torchrt::name_uncaught_exceptions(fmt::format("rank {}: ", command.generate.pipeline.rank), network, internal);
   switch (command.kind) {
     case TorchCommand::Kind::kLoad: return guarded([&] { memfit::torchrt::run_load(command.load); });
     case TorchCommand::Kind::kForward: return guarded([&] { memfit::torchrt::run_forward(command.forward); });

@@ -34,30 +34,17 @@ export async function openPage(browser, options = {}) {
   return { context, page, problems, requests };
 }
 
-/** Waits until the page shows a result or an error; returns which. */
-export async function settle(page, timeout = 20000) {
-  await page.waitForFunction(() => {
-    const results = document.getElementById('results');
-    const error = document.getElementById('error');
-    return (results && !results.hidden) || (error && !error.hidden);
-  }, null, { timeout });
-  return page.evaluate(() => (document.getElementById('error').hidden ? 'result' : 'error'));
+/** In the page: 'error' or 'result' once the page shows one (an error wins), else null. */
+function shownState() {
+  const error = document.getElementById('error');
+  if (error && !error.hidden) return 'error';
+  const results = document.getElementById('results');
+  return results && !results.hidden ? 'result' : null;
 }
 
-/**
- * settle() for timings: the same wait, as one evaluate that resolves from a MutationObserver.
- * waitForFunction first injects Playwright's selector engine into the page (about 36 ms of
- * script on its main thread) and then polls it every frame; on 2 cores that is taken from the
- * page being timed, in the middle of its first estimate. No visitor's page runs it.
- */
-export async function settleQuietly(page, timeout = 20000) {
-  return page.evaluate((ms) => new Promise((resolve, reject) => {
-    const state = () => {
-      const results = document.getElementById('results');
-      const error = document.getElementById('error');
-      if (results && !results.hidden) return 'result';
-      return error && !error.hidden ? 'error' : null;
-    };
+/** In the page: resolves with `state()` once it is not null, watching attribute changes. */
+function whenShown(/** @type {() => string | null} */ state, /** @type {number} */ ms) {
+  return new Promise((resolve, reject) => {
     if (state()) {
       resolve(state());
       return;
@@ -73,7 +60,24 @@ export async function settleQuietly(page, timeout = 20000) {
       reject(new Error(`no result or error within ${ms} ms`));
     }, ms);
     observer.observe(document.documentElement, { attributes: true, attributeFilter: ['hidden'], subtree: true });
-  }), timeout);
+  });
+}
+
+/** Waits until the page shows a result or an error; returns which. Polls (waitForFunction),
+ * which keeps waiting across a navigation. */
+export async function settle(page, timeout = 20000) {
+  return (await page.waitForFunction(shownState, null, { timeout })).jsonValue();
+}
+
+/**
+ * settle() for timings: the same wait, as one evaluate that resolves from a MutationObserver.
+ * waitForFunction first injects Playwright's selector engine into the page (about 36 ms of
+ * script on its main thread) and then polls it every frame; on 2 cores that is taken from the
+ * page being timed, in the middle of its first estimate. No visitor's page runs it.
+ */
+export async function settleQuietly(page, timeout = 20000) {
+  // one expression (DevTools evaluates it whatever the page's CSP), so both helpers come along
+  return page.evaluate(`(${whenShown})(${shownState}, ${Number(timeout)})`);
 }
 
 /** The page's report as "Copy as JSON" gives it. */
