@@ -11,6 +11,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "local_ranks.h"
 #include "uncaught.h"
@@ -51,35 +52,30 @@ ChildEnd in_child(Fn body) {
 }  // namespace
 
 TEST_CASE("local ranks: the first failure stops the others; a named exit outranks a rank killed by a signal") {
-  using torchrt::RankOutcome;
-  {
-    RankOutcome o;
-    CHECK_FALSE(o.ended(1, exited(0)));
-    CHECK_FALSE(o.ended(0, exited(0)));
-    CHECK(o.exit_code() == 0);
-  }
-  {
-    // rank 0 leaves with a usage error; rank 3, still connecting to it, is killed first
-    RankOutcome o;
-    CHECK(o.ended(3, killed(SIGABRT)));
-    CHECK(o.exit_code() == 128 + SIGABRT);
-    CHECK_FALSE(o.ended(0, exited(2)));
-    CHECK_FALSE(o.ended(1, killed(SIGTERM)));
-    CHECK(o.exit_code() == 2);
-  }
-  {
-    // two named failures: the first is the run's
-    RankOutcome o;
-    CHECK(o.ended(1, exited(9)));
-    CHECK_FALSE(o.ended(0, exited(2)));
-    CHECK(o.exit_code() == 9);
-  }
-  {
-    // only crashes: the first one's signal
-    RankOutcome o;
-    CHECK(o.ended(2, killed(SIGSEGV)));
-    CHECK_FALSE(o.ended(0, killed(SIGTERM)));
-    CHECK(o.exit_code() == 128 + SIGSEGV);
+  struct End {
+    int rank, status;
+    bool stops_the_others;
+  };
+  const struct {
+    const char* what;
+    std::vector<End> ends;
+    int exit_code;
+  } runs[] = {
+      {"all succeed", {{1, exited(0), false}, {0, exited(0), false}}, 0},
+      // rank 0 leaves with a usage error; rank 3, still connecting to it, is killed first
+      {"a crash, then the named failure behind it",
+       {{3, killed(SIGABRT), true}, {0, exited(2), false}, {1, killed(SIGTERM), false}}, 2},
+      {"two named failures: the first is the run's", {{1, exited(9), true}, {0, exited(2), false}}, 9},
+      {"only crashes: the first one's signal", {{2, killed(SIGSEGV), true}, {0, killed(SIGTERM), false}}, 128 + SIGSEGV},
+  };
+  for (const auto& run : runs) {
+    CAPTURE(run.what);
+    torchrt::RankOutcome o;
+    for (const End& e : run.ends) {
+      CAPTURE(e.rank);
+      CHECK(o.ended(e.rank, e.status) == e.stops_the_others);
+    }
+    CHECK(o.exit_code() == run.exit_code);
   }
 }
 
