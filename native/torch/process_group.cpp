@@ -94,6 +94,12 @@ bool ProcessGroupLink::uses_cuda() const { return options_.backend == "nccl"; }
 
 void ProcessGroupLink::arrive(const std::string& name) { impl_->store->set(key(name, options_.rank), bytes("1")); }
 
+int ProcessGroupLink::first_failed_other() {
+  for (int r = 0; r < options_.size; ++r)
+    if (r != options_.rank && impl_->store->check({key("failed", r)})) return r;
+  return -1;
+}
+
 void ProcessGroupLink::barrier(const std::string& name, std::chrono::seconds timeout, bool watch_failures) {
   const int me = options_.rank;
   try {
@@ -101,18 +107,21 @@ void ProcessGroupLink::barrier(const std::string& name, std::chrono::seconds tim
     const auto deadline = Clock::now() + timeout;
     std::vector<int> missing;
     for (int r = 0; r < options_.size; ++r) missing.push_back(r);
-    // The store has no wait that also watches for failures: poll both, briefly.
+    // The store has no wait that also watches for failures: poll both, briefly. Failures are read
+    // before arrivals: a rank that failed after passing `name` (one refusing a mismatch after
+    // "join") has passed it, and this wait ends as passed — what this rank meets next names the
+    // failure — rather than as that rank's failure, which would race with this rank's own check.
     while (true) {
+      const int failed = watch_failures ? first_failed_other() : -1;
       missing.erase(std::remove_if(missing.begin(), missing.end(),
                                    [&](int r) { return impl_->store->check({key(name, r)}); }),
                     missing.end());
       if (missing.empty()) return;
-      for (int r = 0; r < options_.size && watch_failures; ++r)
-        if (r != me && impl_->store->check({key("failed", r)})) {
-          const std::string why = text(impl_->store->get(key("failed", r)));
-          arrive("failure-seen");  // rank 0 may leave now
-          throw Failure{FailureKind::kNetwork, fmt::format("rank {}: stopped because another rank failed — {}", me, why)};
-        }
+      if (failed >= 0) {
+        const std::string why = text(impl_->store->get(key("failed", failed)));
+        arrive("failure-seen");  // rank 0 may leave now
+        throw Failure{FailureKind::kNetwork, fmt::format("rank {}: stopped because another rank failed — {}", me, why)};
+      }
       if (Clock::now() > deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

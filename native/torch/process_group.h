@@ -57,7 +57,8 @@ class ProcessGroupLink {
   // first field that differs from this rank's, naming the rank and both values.
   void check_same(const Fingerprint& mine);
   // Waits until every rank has passed `name`; names the ranks that did not within `timeout`.
-  // Watching failures, a failure another rank recorded ends the wait at once, with its message.
+  // Watching failures, a failure another rank recorded ends the wait at once, with its message —
+  // unless every rank has passed `name` (the failure came after; the next wait meets it).
   void barrier(const std::string& name, std::chrono::seconds timeout, bool watch_failures = true);
   // Marks `name` passed without waiting (a rank about to exit: the store may go with rank 0).
   void arrive(const std::string& name);
@@ -87,6 +88,7 @@ class ProcessGroupLink {
   std::string failures_of_others() noexcept;
 
  private:
+  int first_failed_other();  // the lowest other rank that recorded a failure, or -1
   struct Impl;
   // Runs one send/recv `op` (false: timed out); a failure becomes a Failure naming `peer`.
   void complete(int peer, bool sending, const char* what, const std::function<bool()>& op);
