@@ -97,15 +97,23 @@ SizedTensor sized(std::string name, DType dtype, Shape shape) {
   return t;
 }
 
+// target_modules null: PEFT's default for the base's model_type, as get_peft_model applies it.
+void use_default_targets(peft::AdapterConfig& a, const std::string& model_type, std::vector<std::string>& notes) {
+  auto targets = peft::lora_default_targets(model_type);
+  if (!targets)
+    throw Error(ErrorCode::kRepoInvalid,
+                fmt::format("{}: target_modules is null and PEFT has no default for model_type '{}' (it asks for "
+                            "target_modules); memfit needs target_modules, or {} to read", kConfig, model_type, kWeights));
+  a.target_list = std::move(*targets);
+  a.targets_given = true;
+  notes.push_back(fmt::format("target_modules is null: PEFT's default for {} is {}", model_type, a.targets_text()));
+}
+
 // The adapter's tensors from r and target_modules over the base tree, as LoraLayer.update_layer
 // creates them and get_peft_model_state_dict saves them.
 std::vector<AdapterTensor> planned_tensors(const peft::AdapterConfig& a, const Model& base,
                                            const std::vector<SizedTensor>& base_tensors,
                                            std::vector<std::string>& notes) {
-  if (!a.targets_given)
-    throw Error(ErrorCode::kRepoInvalid,
-                fmt::format("{}: target_modules is null (PEFT then picks its default for the architecture); "
-                            "memfit needs target_modules, or {} to read", kConfig, kWeights));
   const TensorTree tree = for_era(base.tree, /*legacy=*/false);
   const LoraPlan plan = [&] {
     try {
@@ -173,7 +181,7 @@ std::string rank_text(std::int64_t lo, std::int64_t hi) {
 
 std::vector<FileNeed> peft_needs(const RepoFiles& files) {
   if (!has_file(files, kConfig)) return {{"", kConfig, FileNeed::Form::kText, false}};
-  const peft::AdapterConfig a = peft::parse_adapter_config(text_of(files, kConfig));
+  peft::AdapterConfig a = peft::parse_adapter_config(text_of(files, kConfig));
   if (a.base_model.empty())
     throw Error(ErrorCode::kRepoInvalid,
                 fmt::format("{}: base_model_name_or_path is empty; memfit needs the base model (its config.json)", kConfig));
@@ -186,7 +194,7 @@ std::vector<FileNeed> peft_needs(const RepoFiles& files) {
 }
 
 RepoReport peft_report(const RepoFiles& files, const RepoOptions& options) {
-  const peft::AdapterConfig a = peft::parse_adapter_config(text_of(files, kConfig));
+  peft::AdapterConfig a = peft::parse_adapter_config(text_of(files, kConfig));
   if (a.base_model.empty())
     throw Error(ErrorCode::kRepoInvalid,
                 fmt::format("{}: base_model_name_or_path is empty; memfit needs the base model (its config.json)", kConfig));
@@ -224,6 +232,7 @@ RepoReport peft_report(const RepoFiles& files, const RepoOptions& options) {
   } else {
     if (listed(files, "adapter_model.bin"))
       r.notes.push_back("adapter_model.bin is not read: the adapter is counted from r and target_modules");
+    if (!a.targets_given) use_default_targets(a, base.model_type, r.notes);
     adapter = planned_tensors(a, base, base_tensors, r.notes);
     r.notes.push_back("adapter weights counted in float32 (get_peft_model's autocast_adapter_dtype)");
   }

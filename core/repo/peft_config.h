@@ -40,6 +40,10 @@ struct AdapterConfig {
   std::string targets_text() const;  // "{q_proj, v_proj}", the regex, or "all-linear"
 };
 
+// The modules LoRA wraps when target_modules is null, for the base config's model_type (PEFT's
+// per-architecture default); nullopt where PEFT has none and asks for target_modules.
+std::optional<std::vector<std::string>> lora_default_targets(const std::string& model_type);
+
 // Throws Error(kInvalidJson / kRepoInvalid / kWrongType) naming adapter_config.json and the key.
 AdapterConfig parse_adapter_config(const std::string& text);
 

@@ -336,6 +336,49 @@ TEST_CASE("repo peft: a regex target, rank_pattern, layers_to_transform, DoRA") 
   }
 }
 
+TEST_CASE("repo peft: target_modules null is PEFT's default for the base's model_type") {
+  // The same adapter as one that names the default's modules; the note says which were taken.
+  const std::string kGpt2 = R"({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 64,
+    "n_layer": 2, "n_head": 4, "vocab_size": 256, "n_positions": 128})";
+  const struct {
+    const char* base;
+    std::string config;
+    const char* targets;  // PEFT's TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING entry
+  } cases[] = {{"llama", kLlama, R"(["q_proj", "v_proj"])"}, {"gpt2", kGpt2, R"(["c_attn"])"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.base);
+    auto answer = [&](const std::string& targets) {
+      FakeRepo repo = make_repo({{"adapter_config.json", lora_config(R"(, "target_modules": )" + targets)},
+                                 {"meta/tiny-llama:config.json", c.config}},
+                                {}, "org/adapter");
+      return repo.answer(RepoKind::kPeft);
+    };
+    const RepoReport by_default = answer("null");
+    const RepoReport named = answer(c.targets);
+    CHECK(by_default.fields["adapter"]["modules_wrapped"].get<int>() > 0);
+    CHECK(by_default.fields["adapter"] == named.fields["adapter"]);
+    CHECK(by_default.fields["merged"] == named.fields["merged"]);
+    std::string notes;
+    for (const auto& n : by_default.notes) notes += n + " | ";
+    CHECK_MESSAGE(notes.find(std::string("target_modules is null: PEFT's default for ") + c.base) != std::string::npos,
+                  notes);
+  }
+  // A model_type PEFT has no default for: named, as PEFT asks for target_modules.
+  std::string olmo2 = kLlama;
+  olmo2.replace(olmo2.find("\"llama\""), 7, "\"olmo2\"");
+  olmo2.replace(olmo2.find("LlamaForCausalLM"), 16, "Olmo2ForCausalLM");
+  FakeRepo repo = make_repo({{"adapter_config.json", lora_config(R"(, "target_modules": null)")},
+                             {"meta/tiny-llama:config.json", olmo2}},
+                            {}, "org/adapter");
+  try {
+    repo.answer(RepoKind::kPeft);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK((e.code() == ErrorCode::kRepoInvalid));
+    CHECK_MESSAGE(e.message().find("no default for model_type 'olmo2'") != std::string::npos, e.message());
+  }
+}
+
 TEST_CASE("repo peft: the adapter's header is exact; a saved, resized lm_head changes the merged size") {
   const std::string h = header({
       {"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", {DType::kF32, {16, 64}}},
@@ -390,7 +433,6 @@ TEST_CASE("repo peft: hostile adapters") {
   CHECK((peft_error(peft_repo(R"({"peft_type": "LORA", "base_model_name_or_path": "meta/tiny-llama", "r": 0,
                                   "target_modules": ["q_proj"]})")) == ErrorCode::kInvalidValue));
   CHECK((peft_error(peft_repo(lora_config(R"(, "target_modules": "(?<=x)q_proj")"))) == ErrorCode::kRepoInvalid));
-  CHECK((peft_error(peft_repo(lora_config(R"(, "target_modules": null)"))) == ErrorCode::kRepoInvalid));
   CHECK((peft_error(peft_repo(lora_config(R"(, "target_modules": 3)"))) == ErrorCode::kWrongType));
   // Another PEFT type without its weights' header: named, not guessed.
   CHECK((peft_error(peft_repo(R"({"peft_type": "IA3", "base_model_name_or_path": "meta/tiny-llama"})")) ==
