@@ -1,4 +1,4 @@
-// Encoder families: bert, roberta, xlm-roberta, distilbert, albert, vit, clip.
+// Encoder families: bert, roberta, xlm-roberta, camembert, distilbert, albert, vit, clip.
 //
 // Authorities: accelerate's documented `accelerate estimate-memory bert-base-cased` table, the
 // published parameter counts of the checkpoints (model cards / papers), and hand arithmetic
@@ -226,6 +226,36 @@ TEST_CASE("xlm-roberta: xlm-roberta-base") {
   CHECK(mlm.no_split_classes ==
         std::vector<std::string>{"XLMRobertaEmbeddings", "XLMRobertaSelfAttention"});
   check_tensor(mlm, "roberta.embeddings.word_embeddings.weight", {250002, 768});
+}
+
+TEST_CASE("camembert: RoBERTa's modules under Camembert* names, no _no_split_modules") {
+  // camembert-base's sizes (vocab 32005, 514 positions, one token type), its published "110M".
+  const char* kConfig = R"({"model_type": "camembert", "architectures": ["CamembertForMaskedLM"],
+    "vocab_size": 32005, "max_position_embeddings": 514, "type_vocab_size": 1, "layer_norm_eps": 1e-05})";
+  auto built = inline_tree(kConfig);
+  REQUIRE_MESSAGE(built.ok(), (built.ok() ? "" : built.error().message()));
+  const TensorTree& mlm = built.value();
+  CHECK(mlm.class_name() == "CamembertForMaskedLM");
+  // Embeddings 32005·768 + 514·768 + 768 + 1536 = 24,976,896; 12 layers of 7,087,872; no pooler;
+  // lm_head: bias 32005, dense 590,592, layer_norm 1536, decoder tied to the word embeddings.
+  CHECK(mlm.parameter_count() == 24976896 + 12 * 7087872 + 32005 + 590592 + 1536);
+  check_tied(mlm, "lm_head.decoder.weight", "roberta.embeddings.word_embeddings.weight");
+  check_tensor(mlm, "roberta.encoder.layer.11.output.dense.weight", {768, 3072});
+  const int head = mlm.find_module("lm_head");
+  REQUIRE(head >= 0);
+  CHECK(mlm.modules[head].class_name == "CamembertLMHead");
+  const int emb = mlm.find_module("roberta.embeddings");
+  REQUIRE(emb >= 0);
+  CHECK(mlm.modules[emb].class_name == "CamembertEmbeddings");
+  // CamembertPreTrainedModel (4.40) declares none: accelerate may split any module.
+  CHECK(mlm.no_split_classes.empty());
+  // CamembertModel keeps the pooler: + 590,592 (110,621,952 in all).
+  std::string model_config = kConfig;
+  model_config.replace(model_config.find("CamembertForMaskedLM"), 20, "CamembertModel");
+  auto base = inline_tree(model_config);
+  REQUIRE(base.ok());
+  CHECK(base.value().parameter_count() == 110621952);
+  check_tensor(base.value(), "pooler.dense.weight", {768, 768});
 }
 
 TEST_CASE("distilbert: distilbert-base-uncased") {

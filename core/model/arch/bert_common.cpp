@@ -133,11 +133,11 @@ void tied_decoder(TreeBuilder& b, std::string_view name, std::int64_t in, std::i
 namespace memfit::arch::bert {
 namespace {
 
-TensorTree roberta_like_tree(const BuildRequest& r, std::string_view prefix, const Dims& d) {
+TensorTree roberta_like_tree(const BuildRequest& r, std::string_view prefix, const Dims& d, bool no_split) {
   TreeBuilder b{std::string(r.class_name)};
   // <Prefix>PreTrainedModel._no_split_modules in 4.40 (later versions add the Sdpa attention
   // class, and current ones move the list to <Prefix>Model as [Embeddings, Layer]).
-  b.set_no_split({cls(prefix, "Embeddings"), cls(prefix, "SelfAttention")});
+  if (no_split) b.set_no_split({cls(prefix, "Embeddings"), cls(prefix, "SelfAttention")});
   std::string_view head = r.class_name;
   if (head.substr(0, prefix.size()) == prefix) head.remove_prefix(prefix.size());
   if (head == "Model") {
@@ -179,9 +179,9 @@ TensorTree roberta_like_tree(const BuildRequest& r, std::string_view prefix, con
 }  // namespace
 
 TensorTree build_roberta_like(const BuildRequest& r, std::string_view prefix,
-                              const Defaults& def) {
+                              const Defaults& def, bool no_split) {
   const Dims d = read_dims(r.config, def);
-  TensorTree t = roberta_like_tree(r, prefix, d);
+  TensorTree t = roberta_like_tree(r, prefix, d, no_split);
   if (r.dims) *r.dims = model_dims(r.config, d);
   return t;
 }

@@ -61,7 +61,9 @@ namespace memfit::arch::bert {
 // the request's class is <prefix>Model, <prefix>ForMaskedLM, <prefix>ForCausalLM,
 // <prefix>ForSequenceClassification, <prefix>ForTokenClassification,
 // <prefix>ForQuestionAnswering or <prefix>ForMultipleChoice.
+// `no_split`: whether <prefix>PreTrainedModel declares _no_split_modules in 4.40 (RoBERTa and
+// XLM-RoBERTa do; CamemBERT's does not, so accelerate may split any module of it).
 TensorTree build_roberta_like(const BuildRequest& r, std::string_view prefix,
-                              const Defaults& def);
+                              const Defaults& def, bool no_split = true);
 
 }  // namespace memfit::arch::bert
