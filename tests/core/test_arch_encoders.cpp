@@ -1,4 +1,4 @@
-// Encoder families: bert, roberta, xlm-roberta, camembert, distilbert, albert, vit, clip.
+// Encoder families: bert, roberta, xlm-roberta, camembert, mpnet, distilbert, albert, vit, clip.
 //
 // Authorities: accelerate's documented `accelerate estimate-memory bert-base-cased` table, the
 // published parameter counts of the checkpoints (model cards / papers), and hand arithmetic
@@ -256,6 +256,35 @@ TEST_CASE("camembert: RoBERTa's modules under Camembert* names, no _no_split_mod
   REQUIRE(base.ok());
   CHECK(base.value().parameter_count() == 110621952);
   check_tensor(base.value(), "pooler.dense.weight", {768, 768});
+}
+
+TEST_CASE("mpnet: all-mpnet-base-v2's encoder and the masked-LM head") {
+  // all-mpnet-base-v2's sizes (vocab 30527, 514 positions, 32 buckets); sentence-transformers loads
+  // it as MPNetModel: 109,486,464 parameters (its safetensors' count):
+  // embeddings 30527·768 + 514·768 + 1536 = 23,841,024; 12 layers of 7,087,872 (q, k, v, o
+  // 4·590,592, two LayerNorms, 768→3072→768); the bias table 32·12 = 384; pooler 590,592.
+  const char* kConfig = R"({"model_type": "mpnet", "architectures": ["MPNetModel"], "vocab_size": 30527,
+    "max_position_embeddings": 514, "relative_attention_num_buckets": 32, "layer_norm_eps": 1e-05})";
+  auto built = inline_tree(kConfig);
+  REQUIRE_MESSAGE(built.ok(), (built.ok() ? "" : built.error().message()));
+  const TensorTree& m = built.value();
+  CHECK(m.parameter_count() == 109486464);
+  check_tensor(m, "encoder.relative_attention_bias.weight", {32, 12});
+  check_tensor(m, "encoder.layer.0.attention.attn.q.weight", {768, 768});
+  check_tensor(m, "encoder.layer.11.attention.LayerNorm.weight", {768});
+  check_tensor(m, "encoder.layer.11.output.dense.weight", {768, 3072});
+  check_tensor(m, "embeddings.position_embeddings.weight", {514, 768});
+  CHECK(m.find_module("embeddings.token_type_embeddings") < 0);
+  CHECK(m.no_split_classes.empty());
+  // MPNetForMaskedLM: no pooler; lm_head bias 30527, dense 590,592, layer_norm 1536, the decoder
+  // tied to the word embeddings and its bias to lm_head.bias.
+  std::string mlm_config = kConfig;
+  mlm_config.replace(mlm_config.find("MPNetModel"), 10, "MPNetForMaskedLM");
+  auto mlm = inline_tree(mlm_config);
+  REQUIRE(mlm.ok());
+  CHECK(mlm.value().parameter_count() == 109486464 - 590592 + 30527 + 590592 + 1536);
+  check_tied(mlm.value(), "lm_head.decoder.weight", "mpnet.embeddings.word_embeddings.weight");
+  check_tied(mlm.value(), "lm_head.decoder.bias", "lm_head.bias");
 }
 
 TEST_CASE("distilbert: distilbert-base-uncased") {
