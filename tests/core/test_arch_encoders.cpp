@@ -1,4 +1,4 @@
-// Encoder families: bert, roberta, xlm-roberta, camembert, mpnet, distilbert, albert, vit, clip.
+// Encoder families: bert, roberta, xlm-roberta, camembert, mpnet, electra, distilbert, albert, vit, clip.
 //
 // Authorities: accelerate's documented `accelerate estimate-memory bert-base-cased` table, the
 // published parameter counts of the checkpoints (model cards / papers), and hand arithmetic
@@ -285,6 +285,46 @@ TEST_CASE("mpnet: all-mpnet-base-v2's encoder and the masked-LM head") {
   CHECK(mlm.value().parameter_count() == 109486464 - 590592 + 30527 + 590592 + 1536);
   check_tied(mlm.value(), "lm_head.decoder.weight", "mpnet.embeddings.word_embeddings.weight");
   check_tied(mlm.value(), "lm_head.decoder.bias", "lm_head.bias");
+}
+
+TEST_CASE("electra: the small discriminator and generator, the base discriminator") {
+  // electra-small-discriminator's sizes: embedding_size 128, hidden 256, 4 heads, 1024, 12 layers.
+  // ElectraModel: embeddings 30522·128 + 512·128 + 2·128 + 256 = 3,972,864; embeddings_project
+  // 128·256 + 256 = 33,024; 12 layers of 789,760 (4·(256·256 + 256) + 2·512 + 256·1024 + 1024
+  // + 1024·256 + 256) — 13,483,008, the published "13.5M".
+  const char* kSmall = R"({"model_type": "electra", "architectures": ["ElectraForPreTraining"],
+    "embedding_size": 128, "hidden_size": 256, "num_attention_heads": 4, "intermediate_size": 1024,
+    "num_hidden_layers": 12, "vocab_size": 30522, "max_position_embeddings": 512, "type_vocab_size": 2})";
+  auto disc = inline_tree(kSmall);
+  REQUIRE_MESSAGE(disc.ok(), (disc.ok() ? "" : disc.error().message()));
+  constexpr std::uint64_t kSmallModel = 3972864 + 33024 + 12 * 789760;
+  // + discriminator_predictions: dense 256·256 + 256, dense_prediction 256 + 1.
+  CHECK(disc.value().parameter_count() == kSmallModel + 65792 + 257);
+  check_tensor(disc.value(), "electra.embeddings_project.weight", {256, 128});
+  check_tensor(disc.value(), "electra.embeddings.word_embeddings.weight", {30522, 128});
+  check_tensor(disc.value(), "electra.encoder.layer.11.attention.self.query.weight", {256, 256});
+  check_tensor(disc.value(), "discriminator_predictions.dense_prediction.weight", {1, 256});
+  CHECK(disc.value().no_split_classes.empty());
+  // The generator: generator_predictions LayerNorm(128) + dense 256→128, the LM head's bias; its
+  // weight is the word embeddings.
+  std::string gen_config = kSmall;
+  gen_config.replace(gen_config.find("ElectraForPreTraining"), 21, "ElectraForMaskedLM");
+  auto gen = inline_tree(gen_config);
+  REQUIRE(gen.ok());
+  CHECK(gen.value().parameter_count() == kSmallModel + 256 + 32896 + 30522);
+  check_tied(gen.value(), "generator_lm_head.weight", "electra.embeddings.word_embeddings.weight");
+  // electra-base-discriminator: embedding_size = hidden = 768, so no embeddings_project.
+  auto base = inline_tree(R"({"model_type": "electra", "architectures": ["ElectraModel"], "embedding_size": 768,
+    "hidden_size": 768, "num_attention_heads": 12, "intermediate_size": 3072, "num_hidden_layers": 12})");
+  REQUIRE(base.ok());
+  CHECK(base.value().parameter_count() == 30522 * 768 + 512 * 768 + 2 * 768 + 1536 + 12 * 7087872);
+  CHECK(base.value().find_module("embeddings_project") < 0);
+  // ElectraForMultipleChoice: SequenceSummary's summary Linear(768, 768) and a 768→1 classifier.
+  auto mc = inline_tree(R"({"model_type": "electra", "architectures": ["ElectraForMultipleChoice"],
+    "embedding_size": 768, "hidden_size": 768, "num_attention_heads": 12, "intermediate_size": 3072})");
+  REQUIRE(mc.ok());
+  check_tensor(mc.value(), "sequence_summary.summary.weight", {768, 768});
+  CHECK(mc.value().parameter_count() == base.value().parameter_count() + 590592 + 769);
 }
 
 TEST_CASE("distilbert: distilbert-base-uncased") {

@@ -53,10 +53,10 @@ void layer(TreeBuilder& b, const Dims& d, std::string_view prefix) {
 Dims read_dims(const Config& c, const Defaults& def) {
   Dims d{};
   d.vocab = c.dim_or({"vocab_size"}, def.vocab);
-  d.hidden = c.dim_or({"hidden_size"}, 768);
+  d.hidden = c.dim_or({"hidden_size"}, def.hidden);
   d.layers = c.repeats_or({"num_hidden_layers"}, 12);
-  d.heads = c.dim_or({"num_attention_heads"}, 12);
-  d.inter = c.dim_or({"intermediate_size"}, 3072);
+  d.heads = c.dim_or({"num_attention_heads"}, def.heads);
+  d.inter = c.dim_or({"intermediate_size"}, def.inter);
   d.positions = c.dim_or({"max_position_embeddings"}, def.positions);
   d.type_vocab = c.dim_or({"type_vocab_size"}, def.type_vocab);
   // BertSelfAttention raises unless the heads divide hidden_size, except when the config
@@ -86,27 +86,31 @@ ModelDims model_dims(const Config& c, const Dims& d) {
                                 d.positions, d.tie, read_norm_eps(c, {"layer_norm_eps"}, 1e-12)});
 }
 
+void embeddings(TreeBuilder& b, const Dims& d, std::string_view prefix, std::int64_t width) {
+  auto e = b.module("embeddings", cls(prefix, "Embeddings"));
+  nn::embedding(b, "word_embeddings", d.vocab, width);
+  nn::embedding(b, "position_embeddings", d.positions, width);
+  nn::embedding(b, "token_type_embeddings", d.type_vocab, width);
+  nn::layer_norm(b, "LayerNorm", width);
+  nn::dropout(b, "dropout");
+  // torch.arange(max_position_embeddings).expand((1, -1)) and zeros of the same size (long),
+  // both persistent=False; registered in 4.40 and still today.
+  b.buffer("position_ids", {1, d.positions}, DType::kI64, false);
+  b.buffer("token_type_ids", {1, d.positions}, DType::kI64, false);
+}
+
+void encoder(TreeBuilder& b, const Dims& d, std::string_view prefix) {
+  auto enc = b.module("encoder", cls(prefix, "Encoder"));
+  auto list = b.module("layer", "ModuleList");
+  for (std::int64_t i = 0; i < d.layers; ++i) {
+    auto l = b.item(i, cls(prefix, "Layer"));
+    layer(b, d, prefix);
+  }
+}
+
 void model(TreeBuilder& b, const Dims& d, std::string_view prefix, bool pooling) {
-  {
-    auto e = b.module("embeddings", cls(prefix, "Embeddings"));
-    nn::embedding(b, "word_embeddings", d.vocab, d.hidden);
-    nn::embedding(b, "position_embeddings", d.positions, d.hidden);
-    nn::embedding(b, "token_type_embeddings", d.type_vocab, d.hidden);
-    nn::layer_norm(b, "LayerNorm", d.hidden);
-    nn::dropout(b, "dropout");
-    // torch.arange(max_position_embeddings).expand((1, -1)) and zeros of the same size (long),
-    // both persistent=False; registered in 4.40 and still today.
-    b.buffer("position_ids", {1, d.positions}, DType::kI64, false);
-    b.buffer("token_type_ids", {1, d.positions}, DType::kI64, false);
-  }
-  {
-    auto enc = b.module("encoder", cls(prefix, "Encoder"));
-    auto list = b.module("layer", "ModuleList");
-    for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto l = b.item(i, cls(prefix, "Layer"));
-      layer(b, d, prefix);
-    }
-  }
+  embeddings(b, d, prefix, d.hidden);
+  encoder(b, d, prefix);
   if (pooling) {
     auto p = b.module("pooler", cls(prefix, "Pooler"));
     nn::linear(b, "dense", d.hidden, d.hidden);

@@ -22,6 +22,9 @@ struct Defaults {
   std::int64_t vocab;
   std::int64_t positions;
   std::int64_t type_vocab;
+  std::int64_t hidden = 768;  // ElectraConfig's differ (256, 4 heads, 1024)
+  std::int64_t heads = 12;
+  std::int64_t inter = 3072;
 };
 
 struct Dims {
@@ -41,6 +44,12 @@ ModelDims model_dims(const Config& c, const Dims& d);
 // <Prefix>Model's submodules, in registration order: embeddings, encoder and (when `pooling`)
 // pooler. `prefix` is "Bert", "Roberta" or "XLMRoberta".
 void model(TreeBuilder& b, const Dims& d, std::string_view prefix, bool pooling);
+
+// <Prefix>Embeddings `embeddings` with tables `width` wide (hidden_size; ELECTRA's embedding_size),
+// and <Prefix>Encoder `encoder`: the parts model() registers, for families that put others
+// between them.
+void embeddings(TreeBuilder& b, const Dims& d, std::string_view prefix, std::int64_t width);
+void encoder(TreeBuilder& b, const Dims& d, std::string_view prefix);
 
 // The module that holds the base model inside a head class, e.g. {"bert", "BertModel"}.
 void base(TreeBuilder& b, const Dims& d, std::string_view attr, std::string_view prefix,
