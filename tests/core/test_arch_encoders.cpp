@@ -1,4 +1,4 @@
-// Encoder families: bert, roberta, xlm-roberta, camembert, mpnet, electra, distilbert, albert, vit, clip.
+// Encoder families: bert, roberta, xlm-roberta, camembert, mpnet, electra, deberta-v2, distilbert, albert, vit, clip.
 //
 // Authorities: accelerate's documented `accelerate estimate-memory bert-base-cased` table, the
 // published parameter counts of the checkpoints (model cards / papers), and hand arithmetic
@@ -325,6 +325,52 @@ TEST_CASE("electra: the small discriminator and generator, the base discriminato
   REQUIRE(mc.ok());
   check_tensor(mc.value(), "sequence_summary.summary.weight", {768, 768});
   CHECK(mc.value().parameter_count() == base.value().parameter_count() + 590592 + 769);
+}
+
+TEST_CASE("deberta-v2: deberta-v3-base (shared keys, buckets) and v2-xlarge (own c2p/p2c projections, conv)") {
+  // deberta-v3-base's config: relative attention over 256 buckets, share_att_key, no absolute
+  // positions, no token types. DebertaV2Model: word embeddings 128100·768 + LayerNorm 1536 (the
+  // paper's "98M parameters in the embedding layer"); 12 layers of 7,087,872 (as BERT's); the
+  // relative table 2·256·768 = 393,216 and its LayerNorm 1536 — 183,831,552 ("184M").
+  const char* kV3 = R"({"model_type": "deberta-v2", "architectures": ["DebertaV2Model"], "hidden_size": 768,
+    "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "max_position_embeddings": 512,
+    "relative_attention": true, "position_buckets": 256, "norm_rel_ebd": "layer_norm", "share_att_key": true,
+    "pos_att_type": "p2c|c2p", "layer_norm_eps": 1e-7, "max_relative_positions": -1,
+    "position_biased_input": false, "type_vocab_size": 0, "vocab_size": 128100})";
+  auto v3 = inline_tree(kV3);
+  REQUIRE_MESSAGE(v3.ok(), (v3.ok() ? "" : v3.error().message()));
+  CHECK(v3.value().parameter_count() == 98382336 + 12 * 7087872 + 393216 + 1536);
+  check_tensor(v3.value(), "encoder.rel_embeddings.weight", {512, 768});
+  check_tensor(v3.value(), "encoder.layer.0.attention.self.query_proj.weight", {768, 768});
+  CHECK(v3.value().find_module("encoder.layer.0.attention.self.pos_key_proj") < 0);
+  CHECK(v3.value().find_module("embeddings.position_embeddings") < 0);
+  CHECK(v3.value().no_split_classes.empty());
+  // DebertaV2ForSequenceClassification: + ContextPooler dense 590,592 + classifier 768·3 + 3.
+  std::string cls_config = kV3;
+  cls_config.replace(cls_config.find("DebertaV2Model"), 14, "DebertaV2ForSequenceClassification");
+  cls_config.insert(cls_config.size() - 1, R"(, "num_labels": 3)");
+  auto cls = inline_tree(cls_config);
+  REQUIRE_MESSAGE(cls.ok(), (cls.ok() ? "" : cls.error().message()));
+  CHECK(cls.value().parameter_count() == v3.value().parameter_count() + 590592 + 2307);
+  check_tensor(cls.value(), "pooler.dense.weight", {768, 768});
+
+  // deberta-v2-xlarge's config: c2p|p2c with their own projections, max_relative_positions 512
+  // (no buckets), a ConvLayer of kernel 3, absolute positions off, 1536 wide, 24 layers.
+  // Per layer: q, k, v, pos_key_proj, pos_query_proj, dense 6·(1536² + 1536) + 2 LayerNorms
+  // 6144 + 1536·6144 + 6144 + 6144·1536 + 1536 = 33,064,704.
+  auto xl = inline_tree(R"({"model_type": "deberta-v2", "architectures": ["DebertaV2Model"], "hidden_size": 1536,
+    "num_hidden_layers": 24, "num_attention_heads": 24, "intermediate_size": 6144, "relative_attention": true,
+    "max_relative_positions": -1, "pos_att_type": ["c2p", "p2c"], "conv_kernel_size": 3, "conv_act": "gelu",
+    "norm_rel_ebd": "layer_norm", "position_biased_input": false, "type_vocab_size": 0, "vocab_size": 128100})");
+  REQUIRE_MESSAGE(xl.ok(), (xl.ok() ? "" : xl.error().message()));
+  constexpr std::uint64_t kLayer = 6 * (1536 * 1536 + 1536) + 2 * 3072 + 1536 * 6144 + 6144 + 6144 * 1536 + 1536;
+  // embeddings 128100·1536 + 3072; the relative table 2·512·1536 + 3072; conv 1536·1536·3 + 1536 + 3072.
+  CHECK(xl.value().parameter_count() ==
+        128100 * 1536 + 3072 + 24 * kLayer + 1024 * 1536 + 3072 + 1536 * 1536 * 3 + 1536 + 3072);
+  check_tensor(xl.value(), "encoder.conv.conv.weight", {1536, 1536, 3});
+  check_tensor(xl.value(), "encoder.layer.23.attention.self.pos_query_proj.weight", {1536, 1536});
+  // A pos_att_type that is neither a list nor a string is named.
+  CHECK((error_of(R"({"model_type": "deberta-v2", "pos_att_type": 3})") == ErrorCode::kWrongType));
 }
 
 TEST_CASE("distilbert: distilbert-base-uncased") {
