@@ -132,6 +132,31 @@ void tied_decoder(TreeBuilder& b, std::string_view name, std::int64_t in, std::i
   b.tied_param("bias", bias_target);
 }
 
+bool shared_head(TreeBuilder& b, std::string_view suffix, std::int64_t hidden, const Config& c,
+                 std::string_view classification_head) {
+  if (suffix == "ForSequenceClassification" && !classification_head.empty()) {
+    auto h = b.module("classifier", classification_head);
+    nn::linear(b, "dense", hidden, hidden);
+    nn::dropout(b, "dropout");
+    nn::linear(b, "out_proj", hidden, num_labels(c));
+  } else if (suffix == "ForTokenClassification") {
+    nn::dropout(b, "dropout");
+    nn::linear(b, "classifier", hidden, num_labels(c));
+  } else if (suffix == "ForQuestionAnswering") {
+    nn::linear(b, "qa_outputs", hidden, num_labels(c));
+  } else if (suffix == "ForMultipleChoice") {
+    nn::dropout(b, "dropout");
+    nn::linear(b, "classifier", hidden, 1);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void unknown_class(std::string_view class_name) {
+  throw Error(ErrorCode::kUnknownClass, fmt::format("class '{}' is not described for this model", class_name));
+}
+
 }  // namespace memfit::arch::bert
 
 namespace memfit::arch::bert {
@@ -160,22 +185,8 @@ TensorTree roberta_like_tree(const BuildRequest& r, std::string_view prefix, con
     nn::layer_norm(b, "layer_norm", d.hidden);
     tied_decoder(b, "decoder", d.hidden, d.vocab, d.tie, "roberta.embeddings.word_embeddings.weight",
                  b.path("bias"));
-  } else if (head == "ForSequenceClassification") {
-    auto h = b.module("classifier", cls(prefix, "ClassificationHead"));
-    nn::linear(b, "dense", d.hidden, d.hidden);
-    nn::dropout(b, "dropout");
-    nn::linear(b, "out_proj", d.hidden, num_labels(r.config));
-  } else if (head == "ForTokenClassification") {
-    nn::dropout(b, "dropout");
-    nn::linear(b, "classifier", d.hidden, num_labels(r.config));
-  } else if (head == "ForQuestionAnswering") {
-    nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config));
-  } else if (head == "ForMultipleChoice") {
-    nn::dropout(b, "dropout");
-    nn::linear(b, "classifier", d.hidden, 1);
-  } else {
-    throw Error(ErrorCode::kUnknownClass,
-                fmt::format("class '{}' is not described for this model", r.class_name));
+  } else if (!shared_head(b, head, d.hidden, r.config, cls(prefix, "ClassificationHead"))) {
+    unknown_class(r.class_name);
   }
   return b.finish();
 }

@@ -61,6 +61,17 @@ void base(TreeBuilder& b, const Dims& d, std::string_view attr, std::string_view
 void tied_decoder(TreeBuilder& b, std::string_view name, std::int64_t in, std::int64_t out,
                   bool tie, const std::string& embeddings_weight, const std::string& bias_target);
 
+// The heads the BERT-shaped families share after their base model, by the class name's suffix:
+// ForTokenClassification (dropout, classifier), ForQuestionAnswering (qa_outputs),
+// ForMultipleChoice (dropout, classifier to 1 over the pooled output) and, when
+// `classification_head` names a class, ForSequenceClassification as RoBERTa's
+// <Prefix>ClassificationHead (dense, dropout, out_proj). False for any other head.
+bool shared_head(TreeBuilder& b, std::string_view suffix, std::int64_t hidden, const Config& c,
+                 std::string_view classification_head = {});
+
+// The error for a class the family does not describe.
+[[noreturn]] void unknown_class(std::string_view class_name);
+
 }  // namespace memfit::arch::bert
 
 namespace memfit::arch::bert {

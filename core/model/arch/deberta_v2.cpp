@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "bert_common.h"
 #include "common.h"
 #include "families.h"
 #include "family_dims.h"
@@ -218,13 +219,8 @@ TensorTree tree(const BuildRequest& r, const Dims& d) {
     context_pooler(b, d);
     nn::linear(b, "classifier", d.hidden, cls == "DebertaV2ForMultipleChoice" ? 1 : num_labels(r.config));
     stable_dropout(b, "dropout");
-  } else if (cls == "DebertaV2ForTokenClassification") {
-    nn::dropout(b, "dropout");
-    nn::linear(b, "classifier", d.hidden, num_labels(r.config));
-  } else if (cls == "DebertaV2ForQuestionAnswering") {
-    nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config));
-  } else {
-    throw Error(ErrorCode::kUnknownClass, fmt::format("class '{}' is not described for this model", r.class_name));
+  } else if (!bert::shared_head(b, cls.substr(std::string_view("DebertaV2").size()), d.hidden, r.config)) {
+    bert::unknown_class(r.class_name);
   }
   return b.finish();
 }

@@ -4,10 +4,9 @@
 // discriminator's head (ForPreTraining) scores each token; the generator's (ForMaskedLM,
 // ForCausalLM) projects back to embedding_size before its LM head, tied to the word embeddings.
 // ElectraPreTrainedModel declares no _no_split_modules.
-#include <fmt/format.h>
-
 #include "bert_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -69,47 +68,45 @@ void model(TreeBuilder& b, const Dims& dims) {
   bert::encoder(b, d, "Electra");
 }
 
-TensorTree build(const BuildRequest& r) {
-  const Dims dims = read(r.config);
+TensorTree tree(const BuildRequest& r, const Dims& dims) {
   const bert::Dims& d = dims.bert;
   TreeBuilder b{std::string(r.class_name)};
   const std::string_view cls = r.class_name;
   if (cls == "ElectraModel") {
     model(b, dims);
-  } else {
-    {
-      auto m = b.module("electra", "ElectraModel");
-      model(b, dims);
-    }
-    if (cls == "ElectraForPreTraining") {
-      auto p = b.module("discriminator_predictions", "ElectraDiscriminatorPredictions");
-      nn::linear(b, "dense", d.hidden, d.hidden);
-      nn::activation(b, "activation", d.act);
-      nn::linear(b, "dense_prediction", d.hidden, 1);
-    } else if (cls == "ElectraForMaskedLM" || cls == "ElectraForCausalLM") {
-      generator_head(b, dims);
-    } else if (cls == "ElectraForSequenceClassification") {
-      auto h = b.module("classifier", "ElectraClassificationHead");
-      nn::linear(b, "dense", d.hidden, d.hidden);
-      nn::activation(b, "activation", "gelu");
-      nn::dropout(b, "dropout");
-      nn::linear(b, "out_proj", d.hidden, num_labels(r.config));
-    } else if (cls == "ElectraForTokenClassification") {
-      nn::dropout(b, "dropout");
-      nn::linear(b, "classifier", d.hidden, num_labels(r.config));
-    } else if (cls == "ElectraForQuestionAnswering") {
-      nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config));
-    } else if (cls == "ElectraForMultipleChoice") {
-      sequence_summary(b, r.config, d);
-      nn::linear(b, "classifier", d.hidden, 1);
-    } else {
-      throw Error(ErrorCode::kUnknownClass, fmt::format("class '{}' is not described for this model", r.class_name));
-    }
+    return b.finish();
   }
-  TensorTree t = b.finish();
-  if (r.dims) *r.dims = bert::model_dims(r.config, d);
-  return t;
+  {
+    auto m = b.module("electra", "ElectraModel");
+    model(b, dims);
+  }
+  const std::string_view head = cls.substr(std::string_view("Electra").size());
+  if (head == "ForPreTraining") {
+    auto p = b.module("discriminator_predictions", "ElectraDiscriminatorPredictions");
+    nn::linear(b, "dense", d.hidden, d.hidden);
+    nn::activation(b, "activation", d.act);
+    nn::linear(b, "dense_prediction", d.hidden, 1);
+  } else if (head == "ForMaskedLM" || head == "ForCausalLM") {
+    generator_head(b, dims);
+  } else if (head == "ForSequenceClassification") {
+    // ElectraClassificationHead: RoBERTa's with a gelu activation module after dense.
+    auto h = b.module("classifier", "ElectraClassificationHead");
+    nn::linear(b, "dense", d.hidden, d.hidden);
+    nn::activation(b, "activation", "gelu");
+    nn::dropout(b, "dropout");
+    nn::linear(b, "out_proj", d.hidden, num_labels(r.config));
+  } else if (head == "ForMultipleChoice") {
+    sequence_summary(b, r.config, d);
+    nn::linear(b, "classifier", d.hidden, 1);
+  } else if (!bert::shared_head(b, head, d.hidden, r.config)) {
+    bert::unknown_class(r.class_name);
+  }
+  return b.finish();
 }
+
+ModelDims dims_of(const Config& c, const Dims& d) { return bert::model_dims(c, d.bert); }
+
+TensorTree build(const BuildRequest& r) { return build_with_dims(r, read(r.config), tree, dims_of); }
 
 }  // namespace
 

@@ -3,10 +3,9 @@
 // attention.attn.{q,k,v,o} and attention.LayerNorm; no token types; one relative-position bias
 // table (an Embedding of buckets × heads) on the encoder, shared by every layer. RoBERTa-style
 // heads under `mpnet`. MPNetPreTrainedModel declares no _no_split_modules.
-#include <fmt/format.h>
-
 #include "bert_common.h"
 #include "families.h"
+#include "family_dims.h"
 
 namespace memfit::arch {
 namespace {
@@ -78,50 +77,39 @@ void model(TreeBuilder& b, const Dims& dims, bool pooling) {
   }
 }
 
-TensorTree build(const BuildRequest& r) {
-  const Dims dims = read(r.config);
+TensorTree tree(const BuildRequest& r, const Dims& dims) {
   const bert::Dims& d = dims.bert;
   TreeBuilder b{std::string(r.class_name)};
   const std::string_view cls = r.class_name;
   if (cls == "MPNetModel") {
     model(b, dims, true);
-  } else {
-    // Only the multiple-choice head keeps the pooler (MPNetModel(config)); the others build
-    // MPNetModel(config, add_pooling_layer=False).
-    {
-      auto m = b.module("mpnet", "MPNetModel");
-      model(b, dims, cls == "MPNetForMultipleChoice");
-    }
-    if (cls == "MPNetForMaskedLM") {
-      // MPNetLMHead: dense, layer_norm, decoder (hidden→vocab), bias; decoder.bias = self.bias,
-      // and tie_weights() makes decoder.weight the word embeddings.
-      auto h = b.module("lm_head", "MPNetLMHead");
-      b.param("bias", {d.vocab});
-      nn::linear(b, "dense", d.hidden, d.hidden);
-      nn::layer_norm(b, "layer_norm", d.hidden);
-      bert::tied_decoder(b, "decoder", d.hidden, d.vocab, d.tie, "mpnet.embeddings.word_embeddings.weight",
-                         b.path("bias"));
-    } else if (cls == "MPNetForSequenceClassification") {
-      auto h = b.module("classifier", "MPNetClassificationHead");
-      nn::linear(b, "dense", d.hidden, d.hidden);
-      nn::dropout(b, "dropout");
-      nn::linear(b, "out_proj", d.hidden, num_labels(r.config));
-    } else if (cls == "MPNetForTokenClassification") {
-      nn::dropout(b, "dropout");
-      nn::linear(b, "classifier", d.hidden, num_labels(r.config));
-    } else if (cls == "MPNetForQuestionAnswering") {
-      nn::linear(b, "qa_outputs", d.hidden, num_labels(r.config));
-    } else if (cls == "MPNetForMultipleChoice") {
-      nn::dropout(b, "dropout");
-      nn::linear(b, "classifier", d.hidden, 1);
-    } else {
-      throw Error(ErrorCode::kUnknownClass, fmt::format("class '{}' is not described for this model", r.class_name));
-    }
+    return b.finish();
   }
-  TensorTree t = b.finish();
-  if (r.dims) *r.dims = bert::model_dims(r.config, d);
-  return t;
+  // Only the multiple-choice head keeps the pooler (MPNetModel(config)); the others build
+  // MPNetModel(config, add_pooling_layer=False).
+  {
+    auto m = b.module("mpnet", "MPNetModel");
+    model(b, dims, cls == "MPNetForMultipleChoice");
+  }
+  const std::string_view head = cls.substr(std::string_view("MPNet").size());
+  if (head == "ForMaskedLM") {
+    // MPNetLMHead: dense, layer_norm, decoder (hidden→vocab), bias; decoder.bias = self.bias,
+    // and tie_weights() makes decoder.weight the word embeddings.
+    auto h = b.module("lm_head", "MPNetLMHead");
+    b.param("bias", {d.vocab});
+    nn::linear(b, "dense", d.hidden, d.hidden);
+    nn::layer_norm(b, "layer_norm", d.hidden);
+    bert::tied_decoder(b, "decoder", d.hidden, d.vocab, d.tie, "mpnet.embeddings.word_embeddings.weight",
+                       b.path("bias"));
+  } else if (!bert::shared_head(b, head, d.hidden, r.config, "MPNetClassificationHead")) {
+    bert::unknown_class(r.class_name);
+  }
+  return b.finish();
 }
+
+ModelDims dims_of(const Config& c, const Dims& d) { return bert::model_dims(c, d.bert); }
+
+TensorTree build(const BuildRequest& r) { return build_with_dims(r, read(r.config), tree, dims_of); }
 
 }  // namespace
 
