@@ -38,30 +38,33 @@ std::int64_t int_or(const Config& c, const char* key, std::int64_t fallback) {
   return static_cast<std::int64_t>(v);
 }
 
-// pos_att_type: a list, or one string "p2c|c2p" (DebertaV2Config lower-cases and splits it).
-std::vector<std::string> pos_att_types(const Config& c) {
+// "p2c|c2p" → {"p2c", "c2p"}: DebertaV2Config's lower-cased, stripped split of pos_att_type and
+// the encoder's of norm_rel_ebd.
+std::vector<std::string> bar_list(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
   std::vector<std::string> out;
-  if (!c.has("pos_att_type")) return out;
+  for (std::size_t start = 0;;) {
+    const std::size_t bar = s.find('|', start);
+    std::string part = s.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+    part.erase(0, part.find_first_not_of(" \t"));
+    part.erase(part.find_last_not_of(" \t") + 1);
+    out.push_back(part);
+    if (bar == std::string::npos) return out;
+    start = bar + 1;
+  }
+}
+
+// pos_att_type: a list, or one string "p2c|c2p".
+std::vector<std::string> pos_att_types(const Config& c) {
+  if (!c.has("pos_att_type")) return {};
   const Json& v = c.json().at("pos_att_type");
-  auto add = [&](std::string s) {
-    s.erase(0, s.find_first_not_of(" \t"));
-    s.erase(s.find_last_not_of(" \t") + 1);
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    out.push_back(s);
-  };
-  if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    std::size_t start = 0;
-    for (std::size_t bar; (bar = s.find('|', start)) != std::string::npos; start = bar + 1) add(s.substr(start, bar - start));
-    add(s.substr(start));
-  } else if (v.is_array()) {
-    for (const Json& x : v) {
-      if (!x.is_string())
-        throw Error(ErrorCode::kWrongType, fmt::format("{}: 'pos_att_type' must list strings", c.where()));
-      add(x.get<std::string>());
-    }
-  } else {
+  if (v.is_string()) return bar_list(v.get<std::string>());
+  if (!v.is_array())
     throw Error(ErrorCode::kWrongType, fmt::format("{}: 'pos_att_type' must be a list or a string", c.where()));
+  std::vector<std::string> out;
+  for (const Json& x : v) {
+    if (!x.is_string()) throw Error(ErrorCode::kWrongType, fmt::format("{}: 'pos_att_type' must list strings", c.where()));
+    out.push_back(x.get<std::string>());
   }
   return out;
 }
@@ -92,18 +95,8 @@ Dims read(const Config& c) {
     const std::int64_t buckets = int_or(c, "position_buckets", -1);
     d.rel_rows = 2 * (buckets > 0 ? buckets : max_rel);
   }
-  std::string norm = c.string_or({"norm_rel_ebd"}, "none");
-  std::transform(norm.begin(), norm.end(), norm.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  d.rel_layer_norm = false;
-  for (std::size_t start = 0;;) {
-    const std::size_t bar = norm.find('|', start);
-    std::string part = norm.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
-    part.erase(0, part.find_first_not_of(" \t"));
-    part.erase(part.find_last_not_of(" \t") + 1);
-    if (part == "layer_norm") d.rel_layer_norm = true;
-    if (bar == std::string::npos) break;
-    start = bar + 1;
-  }
+  const std::vector<std::string> norms = bar_list(c.string_or({"norm_rel_ebd"}, "none"));
+  d.rel_layer_norm = std::find(norms.begin(), norms.end(), "layer_norm") != norms.end();
   d.conv_kernel = int_or(c, "conv_kernel_size", 0);
   d.conv_groups = d.conv_kernel > 0 ? c.dim_or({"conv_groups"}, 1) : 1;
   if (d.conv_kernel > 0) require_divisible(c, d.hidden, "hidden_size", d.conv_groups, "conv_groups");
