@@ -179,6 +179,26 @@ TEST_CASE("seq2seq: T5 shared embeddings, relative bias in block 0 only, relu vs
   CHECK(enc.parameter_count() == 35330816ULL);
 }
 
+TEST_CASE("seq2seq: mT5 is T5's modules under MT5* names, with MT5Config's defaults") {
+  // MT5Config(): mt5-small's shape (vocab 250112, d_model 512, d_ff 1024, 6 heads, 8 layers,
+  // gated-gelu, untied lm_head). shared and lm_head 2·250112·512; encoder 8·(4·512·384 + 2·512
+  // + 2·512·1024 + 1024·512) + 32·6 + 512; decoder 8·(8·512·384 + 3·512 + 3·512·1024) + 32·6 + 512
+  // = 300,176,768, mt5-small's published count.
+  const TensorTree small = tree_of(R"({"model_type": "mt5", "architectures": ["MT5ForConditionalGeneration"]})");
+  CHECK(small.parameter_count() == 300176768ULL);
+  CHECK(small.no_split_classes == std::vector<std::string>{"MT5Block"});
+  CHECK(class_of(small, "encoder.block.0.layer.1.DenseReluDense") == "MT5DenseGatedActDense");
+  CHECK(class_of(small, "decoder.final_layer_norm") == "MT5LayerNorm");
+  CHECK_FALSE(tied_to(small, "lm_head.weight", "shared.weight"));
+  // mt5-base is flan-t5-base's shape with mT5's vocabulary: 247,577,856 + 2·(250112 − 32128)·768
+  // = 582,401,280, its published count.
+  const std::string base = patched("google--flan-t5-base", {{"model_type", "mt5"},
+                                                            {"architectures", {"MT5ForConditionalGeneration"}},
+                                                            {"vocab_size", 250112}});
+  CHECK(report_of(base).parameters == 582401280ULL);
+  CHECK(report_of(base).model_class == "MT5ForConditionalGeneration");
+}
+
 TEST_CASE("seq2seq: T5 config errors") {
   CHECK(error_of(patched("t5-small", {{"d_model", 0}})) == ErrorCode::kInvalidValue);
   // configuration_t5.py raises ValueError for anything but '<act>' / 'gated-<act>'.
