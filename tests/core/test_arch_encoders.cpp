@@ -1,4 +1,4 @@
-// Encoder families: bert, roberta, xlm-roberta, camembert, mpnet, electra, deberta-v2, distilbert, albert, vit, clip.
+// Encoder families: bert, roberta, xlm-roberta, camembert, mpnet, electra, deberta-v2, distilbert, albert, vit, dinov2, clip.
 //
 // Authorities: accelerate's documented `accelerate estimate-memory bert-base-cased` table, the
 // published parameter counts of the checkpoints (model cards / papers), and hand arithmetic
@@ -371,6 +371,42 @@ TEST_CASE("deberta-v2: deberta-v3-base (shared keys, buckets) and v2-xlarge (own
   check_tensor(xl.value(), "encoder.layer.23.attention.self.pos_query_proj.weight", {1536, 1536});
   // A pos_att_type that is neither a list nor a string is named.
   CHECK((error_of(R"({"model_type": "deberta-v2", "pos_att_type": 3})") == ErrorCode::kWrongType));
+}
+
+TEST_CASE("dinov2: dinov2-base, and the SwiGLU MLP of dinov2-giant") {
+  // dinov2-base's config: 518-pixel images in 14-pixel patches (37² = 1369 + CLS positions).
+  // Embeddings: cls 768 + mask 768 + Conv2d 3·14·14·768 + 768 + positions 1370·768 = 1,506,048;
+  // 12 layers of 7,089,408 (two LayerNorms, q/k/v/dense 4·590,592, two scales 2·768, fc1/fc2
+  // 768↔3072); final LayerNorm 1536 — 86,580,480 ("86.6M").
+  const char* kBase = R"({"model_type": "dinov2", "architectures": ["Dinov2Model"], "hidden_size": 768,
+    "num_hidden_layers": 12, "num_attention_heads": 12, "image_size": 518, "patch_size": 14, "mlp_ratio": 4,
+    "layerscale_value": 1.0, "use_swiglu_ffn": false})";
+  auto base = inline_tree(kBase);
+  REQUIRE_MESSAGE(base.ok(), (base.ok() ? "" : base.error().message()));
+  CHECK(base.value().parameter_count() == 86580480);
+  check_tensor(base.value(), "embeddings.mask_token", {1, 768});
+  check_tensor(base.value(), "embeddings.position_embeddings", {1, 1370, 768});
+  check_tensor(base.value(), "encoder.layer.11.layer_scale2.lambda1", {768});
+  check_tensor(base.value(), "encoder.layer.0.mlp.fc1.weight", {3072, 768});
+  CHECK(base.value().no_split_classes == std::vector<std::string>{"Dinov2SwiGLUFFN"});
+  // dinov2-giant: hidden 1536, 40 layers, 24 heads, SwiGLU: int(6144·2/3) rounded up to 8 = 4096,
+  // weights_in 1536 → 8192, weights_out 4096 → 1536.
+  auto giant = inline_tree(R"({"model_type": "dinov2", "architectures": ["Dinov2Model"], "hidden_size": 1536,
+    "num_hidden_layers": 40, "num_attention_heads": 24, "image_size": 518, "patch_size": 14, "mlp_ratio": 4,
+    "use_swiglu_ffn": true})");
+  REQUIRE_MESSAGE(giant.ok(), (giant.ok() ? "" : giant.error().message()));
+  check_tensor(giant.value(), "encoder.layer.39.mlp.weights_in.weight", {8192, 1536});
+  check_tensor(giant.value(), "encoder.layer.39.mlp.weights_out.weight", {1536, 4096});
+  constexpr std::uint64_t kGiantLayer = 2 * 3072 + 4 * (1536 * 1536 + 1536) + 2 * 1536 + (1536 * 8192 + 8192) +
+                                        (4096 * 1536 + 1536);
+  CHECK(giant.value().parameter_count() == 2 * 1536 + (3 * 14 * 14 * 1536 + 1536) + 1370 * 1536 + 40 * kGiantLayer + 3072);
+  // The classifier reads CLS and the patches' mean: Linear(2·768, 1000).
+  std::string cls_config = kBase;
+  cls_config.replace(cls_config.find("Dinov2Model"), 11, "Dinov2ForImageClassification");
+  cls_config.insert(cls_config.size() - 1, R"(, "num_labels": 1000)");
+  auto cls = inline_tree(cls_config);
+  REQUIRE(cls.ok());
+  check_tensor(cls.value(), "classifier.weight", {1000, 1536});
 }
 
 TEST_CASE("distilbert: distilbert-base-uncased") {
