@@ -240,6 +240,32 @@ TEST_CASE("gpt_bigcode: bigcode/starcoderbase-1b") {
 
 // ------------------------------------------------------------------------------------- gptj
 
+TEST_CASE("gpt_neo: gpt-neo-125M's config, global and local layers") {
+  // EleutherAI/gpt-neo-125M: wte 50257·768 + wpe 2048·768; 12 layers of 7,085,568 (two
+  // LayerNorms, q/k/v 3·768² without bias, out_proj 768² + 768, c_fc/c_proj 768↔3072); ln_f;
+  // lm_head tied — 125,198,592, its published count.
+  const char* kNeo = R"({"model_type": "gpt_neo", "architectures": ["GPTNeoForCausalLM"], "hidden_size": 768,
+    "num_layers": 12, "num_heads": 12, "attention_types": [[["global", "local"], 6]], "max_position_embeddings": 2048,
+    "vocab_size": 50257, "window_size": 256, "intermediate_size": null})";
+  const TensorTree t = inline_tree(kNeo);
+  CHECK(t.parameter_count() == 125198592ULL);
+  check_tensor(t, "transformer.h.11.attn.attention.q_proj.weight", {768, 768});
+  check_absent(t, "transformer.h.11.attn.attention.q_proj.bias");
+  check_tensor(t, "transformer.h.11.attn.attention.out_proj.bias", {768});
+  CHECK(first_parameter_under(t, "transformer.h.0.attn") == "transformer.h.0.attn.attention.k_proj.weight");
+  CHECK(t.no_split_classes == std::vector<std::string>{"GPTNeoBlock"});
+  // Each layer's causal mask (bool) and masked_bias, in both eras.
+  check_buffer(t, "transformer.h.1.attn.attention.bias", {1, 1, 2048, 2048}, DType::kBool, BufferEra::kAlways);
+  check_buffer(t, "transformer.h.1.attn.attention.masked_bias", {}, DType::kF32, BufferEra::kAlways);
+  // attention_types must expand to num_layers kinds, of 'global' and 'local' only.
+  std::string wrong = kNeo;
+  wrong.replace(wrong.find("6]]"), 1, "5");
+  CHECK((error_of(wrong) == ErrorCode::kInvalidValue));
+  std::string unknown = kNeo;
+  unknown.replace(unknown.find("\"local\""), 7, "\"sparse\"");
+  CHECK((error_of(unknown) == ErrorCode::kInvalidValue));
+}
+
 TEST_CASE("gptj: EleutherAI/gpt-j-6b") {
   const TensorTree t = tree("EleutherAI--gpt-j-6b.json");
   CHECK(t.class_name() == "GPTJForCausalLM");
