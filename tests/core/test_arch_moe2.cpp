@@ -183,6 +183,19 @@ TEST_CASE("smollm3: HuggingFaceTB/SmolLM3-3B gives the Hub's 3.08B; every 4th la
   CHECK(d.per_layer[3].attention == AttentionKind::kFull);
 }
 
+TEST_CASE("seed_oss: ByteDance-Seed/Seed-OSS-36B-Instruct's config gives the Hub's 36,151,104,512; q/k/v biases only") {
+  // embed and lm_head 2·155136·5120; 64 layers of q 5120·10240 + 10240, k and v 5120·1024 + 1024,
+  // o 10240·5120 (no bias), the MLP 3·5120·27648, two norms; the final norm.
+  const Model m = model_of(R"({"model_type": "seed_oss", "architectures": ["SeedOssForCausalLM"],
+    "vocab_size": 155136, "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64,
+    "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128, "attention_bias": true,
+    "attention_out_bias": false, "mlp_bias": false, "max_position_embeddings": 524288, "tie_word_embeddings": false})");
+  CHECK(m.parameters == 36151104512ULL);
+  CHECK(shape_of(m.tree, "model.layers.63.self_attn.q_proj.bias") == Shape{10240});
+  CHECK(m.tree.find_tensor("model.layers.0.self_attn.o_proj.bias") < 0);
+  CHECK(dims(m).per_layer.front().kv_heads == 8);
+}
+
 TEST_CASE("ernie4_5_moe: baidu/ERNIE-4.5-21B-A3B-PT gives 21B total, 3B activated (truncated, as the card writes them)") {
   const Model m = model_of(R"({"model_type": "ernie4_5_moe", "architectures": ["Ernie4_5_MoeForCausalLM"],
       "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
