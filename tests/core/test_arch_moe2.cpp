@@ -196,6 +196,19 @@ TEST_CASE("seed_oss: ByteDance-Seed/Seed-OSS-36B-Instruct's config gives the Hub
   CHECK(dims(m).per_layer.front().kv_heads == 8);
 }
 
+TEST_CASE("arcee: ArceeConfig's defaults by hand; AFM-4.5B's shape gives the Hub's 4.62B; an MLP without a gate") {
+  // Defaults: untied 32000·2560 twice; 32 layers of q/k/v/o 4·2560² (32 heads = KV heads), up/down
+  // 2·2560·18432, two norms; the final norm.
+  const Model defaults = model_of(R"({"model_type": "arcee", "architectures": ["ArceeForCausalLM"]})");
+  CHECK(defaults.parameters == 2ULL * 32000 * 2560 + 32ULL * (4 * 2560 * 2560 + 2 * 2560 * 18432 + 2 * 2560) + 2560);
+  CHECK(defaults.tree.find_tensor("model.layers.0.mlp.gate_proj.weight") < 0);
+  CHECK(shape_of(defaults.tree, "model.layers.31.mlp.up_proj.weight") == Shape{18432, 2560});
+  const Model afm = model_of(R"({"model_type": "arcee", "architectures": ["ArceeForCausalLM"], "hidden_size": 2560,
+    "intermediate_size": 18432, "num_attention_heads": 20, "num_key_value_heads": 4, "num_hidden_layers": 36,
+    "vocab_size": 128004, "head_dim": 128, "tie_word_embeddings": false, "hidden_act": "relu2"})");
+  CHECK(rounded(afm.parameters, 2) == 4.62);
+}
+
 TEST_CASE("ernie4_5_moe: baidu/ERNIE-4.5-21B-A3B-PT gives 21B total, 3B activated (truncated, as the card writes them)") {
   const Model m = model_of(R"({"model_type": "ernie4_5_moe", "architectures": ["Ernie4_5_MoeForCausalLM"],
       "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
