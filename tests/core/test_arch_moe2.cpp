@@ -209,6 +209,23 @@ TEST_CASE("arcee: ArceeConfig's defaults by hand; AFM-4.5B's shape gives the Hub
   CHECK(rounded(afm.parameters, 2) == 4.62);
 }
 
+TEST_CASE("nemotron: Minitron-8B's shape by hand; LayerNorm1P norms with biases, a gateless MLP, half the head rotated") {
+  // Untied 256000·4096 twice; 32 layers of q 4096·6144, k/v 4096·1024, o 6144·4096, up/down
+  // 2·4096·16384, two LayerNorms 2·8192; the final LayerNorm.
+  const Model m = model_of(R"({"model_type": "nemotron", "architectures": ["NemotronForCausalLM"], "hidden_size": 4096,
+    "intermediate_size": 16384, "num_hidden_layers": 32, "num_attention_heads": 48, "num_key_value_heads": 8,
+    "head_dim": 128, "vocab_size": 256000, "tie_word_embeddings": false, "partial_rotary_factor": 0.5})");
+  CHECK(m.parameters ==
+        2ULL * 256000 * 4096 + 32ULL * (4096 * 6144 * 2 + 2 * 4096 * 1024 + 2 * 4096 * 16384 + 2 * 8192) + 8192);
+  CHECK(shape_of(m.tree, "model.layers.0.input_layernorm.bias") == Shape{4096});
+  CHECK(m.tree.find_tensor("model.layers.0.mlp.gate_proj.weight") < 0);
+  CHECK(dims(m).per_layer.front().rope.rotary_dims == 64);
+  // Without the key, NemotronConfig's partial_rotary_factor 0.5 applies.
+  const Model defaults = model_of(R"({"model_type": "nemotron", "architectures": ["NemotronForCausalLM"],
+    "num_key_value_heads": 8})");
+  CHECK(dims(defaults).per_layer.front().rope.rotary_dims == 6144 / 48 / 2);
+}
+
 TEST_CASE("ernie4_5_moe: baidu/ERNIE-4.5-21B-A3B-PT gives 21B total, 3B activated (truncated, as the card writes them)") {
   const Model m = model_of(R"({"model_type": "ernie4_5_moe", "architectures": ["Ernie4_5_MoeForCausalLM"],
       "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
