@@ -407,6 +407,20 @@ TEST_CASE("dinov2: dinov2-base, and the SwiGLU MLP of dinov2-giant") {
   auto cls = inline_tree(cls_config);
   REQUIRE(cls.ok());
   check_tensor(cls.value(), "classifier.weight", {1000, 1536});
+
+  // DINOv2 with registers: dinov2-base plus 4 register tokens (4·768), under its own names.
+  std::string reg_config = kBase;
+  reg_config.replace(reg_config.find("\"dinov2\""), 8, "\"dinov2_with_registers\"");
+  reg_config.replace(reg_config.find("Dinov2Model"), 11, "Dinov2WithRegistersForImageClassification");
+  reg_config.insert(reg_config.size() - 1, R"(, "num_labels": 1000)");
+  auto reg = inline_tree(reg_config);
+  REQUIRE_MESSAGE(reg.ok(), (reg.ok() ? "" : reg.error().message()));
+  check_tensor(reg.value(), "dinov2_with_registers.embeddings.register_tokens", {1, 4, 768});
+  CHECK(reg.value().parameter_count() == 86580480 + 4 * 768 + 1536 * 1000 + 1000);
+  CHECK(reg.value().no_split_classes == std::vector<std::string>{"Dinov2WithRegistersSwiGLUFFN"});
+  const int layer = reg.value().find_module("dinov2_with_registers.encoder.layer.0");
+  REQUIRE(layer >= 0);
+  CHECK(reg.value().modules[layer].class_name == "Dinov2WithRegistersLayer");
 }
 
 TEST_CASE("distilbert: distilbert-base-uncased") {

@@ -5,6 +5,9 @@
 // or, with use_swiglu_ffn, a SwiGLU of weights_in / weights_out (the giant checkpoint). The
 // classifier reads the CLS token and the mean of the patch tokens: 2 × hidden inputs.
 // Dinov2PreTrainedModel._no_split_modules = ["Dinov2SwiGLUFFN"]. No buffers.
+// DINOv2 with registers (models/dinov2_with_registers, first in 4.48; read on main): the same
+// modules under Dinov2WithRegisters* names, num_register_tokens (4) learned tokens in the
+// embeddings, the base under `dinov2_with_registers`.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -16,7 +19,20 @@
 namespace memfit::arch {
 namespace {
 
+// What differs between DINOv2 and DINOv2 with registers.
+struct Flavor {
+  std::string_view prefix;  // class names: "Dinov2" or "Dinov2WithRegisters"
+  std::string_view base;    // the base model's attribute in the classification head
+  bool registers;
+};
+constexpr Flavor kDinov2{"Dinov2", "dinov2", false};
+constexpr Flavor kWithRegisters{"Dinov2WithRegisters", "dinov2_with_registers", true};
+
+std::string cls(const Flavor& f, std::string_view suffix) { return fmt::format("{}{}", f.prefix, suffix); }
+
 struct Dims {
+  Flavor flavor;
+  std::int64_t registers;
   std::int64_t hidden, layers, heads, head_size, channels, patch, num_patches, mlp_hidden, swiglu_hidden;
   bool qkv_bias, swiglu, drop_path;
   std::string act;
@@ -25,8 +41,10 @@ struct Dims {
 // Dinov2Config(): hidden_size=768, 12 layers, 12 heads, mlp_ratio=4, hidden_act="gelu",
 // image_size=224, patch_size=16, num_channels=3, qkv_bias=True, drop_path_rate=0.0,
 // use_swiglu_ffn=False, layer_norm_eps=1e-6.
-Dims read(const Config& c) {
+Dims read(const Config& c, const Flavor& f) {
   Dims d{};
+  d.flavor = f;
+  d.registers = f.registers ? c.count_or({"num_register_tokens"}, 4) : 0;
   d.hidden = c.dim_or({"hidden_size"}, 768);
   d.layers = c.repeats_or({"num_hidden_layers"}, 12);
   d.heads = c.dim_or({"num_attention_heads"}, 12);
@@ -52,58 +70,62 @@ Dims read(const Config& c) {
 }
 
 void layer(TreeBuilder& b, const Dims& d) {
+  const Flavor& f = d.flavor;
   nn::layer_norm(b, "norm1", d.hidden);
   {
-    auto a = b.module("attention", "Dinov2Attention");
+    auto a = b.module("attention", cls(f, "Attention"));
     {
-      auto s = b.module("attention", "Dinov2SelfAttention");
+      auto s = b.module("attention", cls(f, "SelfAttention"));
       nn::linear(b, "query", d.hidden, d.hidden, d.qkv_bias);
       nn::linear(b, "key", d.hidden, d.hidden, d.qkv_bias);
       nn::linear(b, "value", d.hidden, d.hidden, d.qkv_bias);
-      nn::dropout(b, "dropout");
+      // A module in 4.40; today's self-attention keeps the probability as a float (as ViT's).
+      nn::dropout(b, "dropout", BufferEra::kLegacyOnly);
     }
-    auto o = b.module("output", "Dinov2SelfOutput");
+    auto o = b.module("output", cls(f, "SelfOutput"));
     nn::linear(b, "dense", d.hidden, d.hidden);
     nn::dropout(b, "dropout");
   }
   {
-    auto s = b.module("layer_scale1", "Dinov2LayerScale");
+    auto s = b.module("layer_scale1", cls(f, "LayerScale"));
     b.param("lambda1", {d.hidden});
   }
-  if (d.drop_path) b.stateless("drop_path", "Dinov2DropPath");
+  if (d.drop_path) b.stateless("drop_path", cls(f, "DropPath"));
   else b.stateless("drop_path", "Identity");
   nn::layer_norm(b, "norm2", d.hidden);
   if (d.swiglu) {
-    auto m = b.module("mlp", "Dinov2SwiGLUFFN");
+    auto m = b.module("mlp", cls(f, "SwiGLUFFN"));
     nn::linear(b, "weights_in", d.hidden, 2 * d.swiglu_hidden);
     nn::linear(b, "weights_out", d.swiglu_hidden, d.hidden);
   } else {
-    auto m = b.module("mlp", "Dinov2MLP");
+    auto m = b.module("mlp", cls(f, "MLP"));
     nn::linear(b, "fc1", d.hidden, d.mlp_hidden);
     nn::activation(b, "activation", d.act);
     nn::linear(b, "fc2", d.mlp_hidden, d.hidden);
   }
-  auto s = b.module("layer_scale2", "Dinov2LayerScale");
+  auto s = b.module("layer_scale2", cls(f, "LayerScale"));
   b.param("lambda1", {d.hidden});
 }
 
 void model(TreeBuilder& b, const Dims& d) {
+  const Flavor& f = d.flavor;
   {
-    auto e = b.module("embeddings", "Dinov2Embeddings");
+    auto e = b.module("embeddings", cls(f, "Embeddings"));
     b.param("cls_token", {1, 1, d.hidden});
     b.param("mask_token", {1, d.hidden});
+    if (f.registers) b.param("register_tokens", {1, d.registers, d.hidden});
     {
-      auto p = b.module("patch_embeddings", "Dinov2PatchEmbeddings");
+      auto p = b.module("patch_embeddings", cls(f, "PatchEmbeddings"));
       nn::conv2d(b, "projection", d.channels, d.hidden, d.patch, d.patch);
     }
     b.param("position_embeddings", {1, d.num_patches + 1, d.hidden});
     nn::dropout(b, "dropout");
   }
   {
-    auto enc = b.module("encoder", "Dinov2Encoder");
+    auto enc = b.module("encoder", cls(f, "Encoder"));
     auto list = b.module("layer", "ModuleList");
     for (std::int64_t i = 0; i < d.layers; ++i) {
-      auto l = b.item(i, "Dinov2Layer");
+      auto l = b.item(i, cls(f, "Layer"));
       layer(b, d);
     }
   }
@@ -111,13 +133,14 @@ void model(TreeBuilder& b, const Dims& d) {
 }
 
 TensorTree tree(const BuildRequest& r, const Dims& d) {
+  const Flavor& f = d.flavor;
   TreeBuilder b{std::string(r.class_name)};
-  b.set_no_split({"Dinov2SwiGLUFFN"});
-  if (is_class(r, "Dinov2Model")) {
+  b.set_no_split({cls(f, "SwiGLUFFN")});
+  if (is_class(r, cls(f, "Model"))) {
     model(b, d);
-  } else if (is_class(r, "Dinov2ForImageClassification")) {
+  } else if (is_class(r, cls(f, "ForImageClassification"))) {
     {
-      auto m = b.module("dinov2", "Dinov2Model");
+      auto m = b.module(f.base, cls(f, "Model"));
       model(b, d);
     }
     // Linear(2 · hidden, num_labels) when num_labels > 0, else nn.Identity.
@@ -125,7 +148,7 @@ TensorTree tree(const BuildRequest& r, const Dims& d) {
     if (!none) nn::linear(b, "classifier", 2 * d.hidden, num_labels(r.config));
     else b.stateless("classifier", "Identity");
   } else {
-    throw Error(ErrorCode::kUnknownClass, fmt::format("class '{}' is not described for dinov2", r.class_name));
+    throw Error(ErrorCode::kUnknownClass, fmt::format("class '{}' is not described for this model", r.class_name));
   }
   return b.finish();
 }
@@ -137,7 +160,10 @@ ModelDims dims(const Config& c, const Dims& d) {
                                 read_norm_eps(c, {"layer_norm_eps"}, 1e-6)});
 }
 
-TensorTree build(const BuildRequest& r) { return build_with_dims(r, read(r.config), tree, dims); }
+TensorTree build_dinov2(const BuildRequest& r) { return build_with_dims(r, read(r.config, kDinov2), tree, dims); }
+TensorTree build_with_registers(const BuildRequest& r) {
+  return build_with_dims(r, read(r.config, kWithRegisters), tree, dims);
+}
 
 }  // namespace
 
@@ -146,7 +172,16 @@ const Family& dinov2_family() {
                         {"dinov2"},
                         {{"Dinov2Model", "AutoModel"},
                          {"Dinov2ForImageClassification", "AutoModelForImageClassification"}},
-                        &build};
+                        &build_dinov2};
+  return f;
+}
+
+const Family& dinov2_with_registers_family() {
+  static const Family f{"transformers",
+                        {"dinov2_with_registers"},
+                        {{"Dinov2WithRegistersModel", "AutoModel"},
+                         {"Dinov2WithRegistersForImageClassification", "AutoModelForImageClassification"}},
+                        &build_with_registers};
   return f;
 }
 
