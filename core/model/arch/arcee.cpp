@@ -21,11 +21,7 @@ TensorTree build(const BuildRequest& r) {
   s.norm_class = "ArceeRMSNorm";
   s.rope = LegacyRope::kNone;
   return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
-    // ArceeMLP (NemotronMLP): up_proj, down_proj, act_fn.
-    auto m = b.module("mlp", "ArceeMLP");
-    nn::linear(b, "up_proj", d.hidden, d.inter, mlp_bias);
-    nn::linear(b, "down_proj", d.inter, d.hidden, mlp_bias);
-    nn::activation(b, "act_fn", d.act);
+    gateless_mlp(b, "mlp", "ArceeMLP", d.hidden, d.inter, mlp_bias, d.act);
   });
 }
 

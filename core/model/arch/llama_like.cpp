@@ -129,6 +129,18 @@ void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std:
   gated_mlp_members(b, hidden, inter, bias, act);
 }
 
+void gateless_mlp_members(TreeBuilder& b, std::int64_t hidden, std::int64_t inter, bool bias, std::string_view act) {
+  nn::linear(b, "up_proj", hidden, inter, bias);
+  nn::linear(b, "down_proj", inter, hidden, bias);
+  nn::activation(b, "act_fn", act);
+}
+
+void gateless_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
+                  std::int64_t inter, bool bias, std::string_view act) {
+  auto m = b.module(name, cls);
+  gateless_mlp_members(b, hidden, inter, bias, act);
+}
+
 void gated_experts(TreeBuilder& b, std::string_view cls, std::int64_t n, std::int64_t hidden,
                    std::int64_t width, bool bias, std::string_view act) {
   auto list = b.module("experts", "ModuleList");

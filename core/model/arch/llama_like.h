@@ -132,6 +132,13 @@ void decoder_attention(TreeBuilder& b, const LlamaLikeSpec& s, const DecoderDims
 void gated_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
                std::int64_t inter, bool bias = false, std::string_view act = "silu");
 
+// Nemotron's MLP (Arcee and Nemotron-H copy it): up_proj [inter, hidden], down_proj
+// [hidden, inter] and the act_fn module (relu2 in all three), no gate; the members alone for a
+// module the caller opens (Nemotron-H's experts).
+void gateless_mlp_members(TreeBuilder& b, std::int64_t hidden, std::int64_t inter, bool bias, std::string_view act);
+void gateless_mlp(TreeBuilder& b, std::string_view name, std::string_view cls, std::int64_t hidden,
+                  std::int64_t inter, bool bias, std::string_view act);
+
 // Qwen2-MoE's sparse block ("mlp") as its checkpoints store it, shared by Qwen3-Next: gate
 // [experts, hidden], experts.N = <prefix>MLP(moe_inter), shared_expert = <prefix>MLP(shared_inter),
 // shared_expert_gate [1, hidden]; no biases.

@@ -24,10 +24,7 @@ TensorTree build(const BuildRequest& r) {
   s.norm = NormKind::kLayerNorm;
   s.rope = LegacyRope::kNone;
   return build_decoder(r, r.class_name, s, d, [&](TreeBuilder& b, std::int64_t) {
-    auto m = b.module("mlp", "NemotronMLP");
-    nn::linear(b, "up_proj", d.hidden, d.inter, mlp_bias);
-    nn::linear(b, "down_proj", d.inter, d.hidden, mlp_bias);
-    nn::activation(b, "act_fn", d.act);
+    gateless_mlp(b, "mlp", "NemotronMLP", d.hidden, d.inter, mlp_bias, d.act);
   });
 }
 

@@ -40,6 +40,7 @@
 #include <fmt/format.h>
 
 #include "families.h"
+#include "llama_like.h"
 #include "memfit/model/keep_fp32.h"
 #include "ssm_common.h"
 
@@ -88,11 +89,7 @@ struct Mlp {
   std::string act;
 };
 
-void mlp_members(TreeBuilder& b, const Mlp& m) {
-  nn::linear(b, "up_proj", m.hidden, m.inter, m.bias);
-  nn::linear(b, "down_proj", m.inter, m.hidden, m.bias);
-  nn::activation(b, "act_fn", m.act);
-}
+void mlp_members(TreeBuilder& b, const Mlp& m) { gateless_mlp_members(b, m.hidden, m.inter, m.bias, m.act); }
 
 void mlp(TreeBuilder& b, std::string_view name, const Mlp& m) {
   auto s = b.module(name, "NemotronHMLP");
