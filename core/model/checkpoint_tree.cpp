@@ -57,6 +57,26 @@ void emit(TreeBuilder& b, const Node& node) {
 const char* kBasePrefixes[] = {"model", "transformer", "bert", "roberta", "base_model", "encoder",
                                "gpt_neox", "vit", "distilbert", "albert", "decoder"};
 
+// The prefixes to try: the usual base_model_prefix values first (in this order, which settles a
+// tie), then the first segment of every other name on either side — a head class's base is one of
+// its top-level modules ("mpnet", "deberta", …), so a family's own prefix needs no entry above.
+// The best overlap wins, so a wrong candidate costs only its count.
+std::vector<std::string> prefix_candidates(const std::map<std::string, const ExpectedTensor*>& expected,
+                                           const std::vector<CheckpointTensor>& checkpoint) {
+  std::vector<std::string> out(std::begin(kBasePrefixes), std::end(kBasePrefixes));
+  std::set<std::string> more;
+  auto first_segment = [&](const std::string& name) {
+    const std::size_t dot = name.find('.');
+    if (dot == std::string::npos || dot == 0) return;
+    std::string seg = name.substr(0, dot);
+    if (std::find(out.begin(), out.end(), seg) == out.end()) more.insert(std::move(seg));
+  };
+  for (const auto& [name, _] : expected) first_segment(name);
+  for (const auto& t : checkpoint) first_segment(t.name);
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
 }  // namespace
 
 std::vector<CheckpointTensor> checkpoint_tensors(
@@ -127,8 +147,8 @@ TreeComparison compare_state_dict(const std::vector<ExpectedTensor>& expected_li
   };
   std::string add, strip;
   std::size_t best = overlap("", "");
-  for (const char* p : kBasePrefixes) {
-    const std::string pre = std::string(p) + ".";
+  for (const std::string& p : prefix_candidates(expected, checkpoint)) {
+    const std::string pre = p + ".";
     if (std::size_t n = overlap(pre, ""); n > best) best = n, add = pre, strip.clear();
     if (std::size_t n = overlap("", pre); n > best) best = n, strip = pre, add.clear();
   }

@@ -93,6 +93,46 @@ TEST_CASE("comparison by name: missing, unexpected, shape mismatch, base-model p
   CHECK(p.prefix_note == "checkpoint names lack the model's prefix 'transformer.'");
 }
 
+TEST_CASE("comparison by name: a family's own base prefix is found without a list (mpnet, deberta)") {
+  // An MPNetModel checkpoint (sentence-transformers saves the bare encoder) against the config's
+  // MPNetForMaskedLM, and a DebertaV2ForSequenceClassification checkpoint against DebertaV2Model.
+  const struct {
+    const char* config;
+    const char* head_prefix;  // the head class's base module
+    bool checkpoint_is_head;
+  } cases[] = {
+      {R"({"model_type": "mpnet", "architectures": ["MPNetForMaskedLM"], "vocab_size": 50, "hidden_size": 8,
+           "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 20})",
+       "mpnet.", false},
+      {R"({"model_type": "deberta-v2", "architectures": ["DebertaV2Model"], "vocab_size": 50, "hidden_size": 8,
+           "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 20})",
+       "deberta.", true},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.head_prefix);
+    EstimateRequest req;
+    req.config_text = c.config;
+    auto tree = build_tree(req);
+    REQUIRE(tree.ok());
+    std::vector<CheckpointTensor> ckpt;
+    for (const auto& t : tree->tensors) {
+      if (t.is_alias() || (t.kind != TensorKind::kParameter && !t.persistent)) continue;
+      std::string name = t.name;
+      const std::string pre = c.head_prefix;
+      if (c.checkpoint_is_head) name = pre + name;                          // the head's names
+      else if (name.rfind(pre, 0) == 0) name = name.substr(pre.size());     // the base's names
+      else continue;                                                        // the head's own tensors
+      ckpt.push_back({name, t.dtype, t.shape, "model.safetensors"});
+    }
+    REQUIRE(ckpt.size() > 5);
+    const TreeComparison cmp = compare_trees(*tree, ckpt, std::nullopt);
+    CHECK(cmp.unexpected.empty());
+    CHECK(cmp.prefix_note == std::string(c.checkpoint_is_head ? "checkpoint names carry the prefix '"
+                                                               : "checkpoint names lack the model's prefix '") +
+                                 c.head_prefix + "'");
+  }
+}
+
 TEST_CASE("quantized checkpoints: GPTQ int32 weights unpacked, constants not parameters") {
   // One 4-bit GPTQ linear 4096→4096, group 128: qweight [4096/8, 4096] int32, qzeros
   // [32, 4096/8] int32, scales [32, 4096] f16, g_idx [4096] int32; plus a bias.
