@@ -325,6 +325,12 @@ TEST_CASE("electra: the small discriminator and generator, the base discriminato
   REQUIRE(mc.ok());
   check_tensor(mc.value(), "sequence_summary.summary.weight", {768, 768});
   CHECK(mc.value().parameter_count() == base.value().parameter_count() + 590592 + 769);
+  // summary_use_proj null is Python's None: no projection (an Identity), as SequenceSummary reads it.
+  auto mc_plain = inline_tree(R"({"model_type": "electra", "architectures": ["ElectraForMultipleChoice"],
+    "embedding_size": 768, "hidden_size": 768, "num_attention_heads": 12, "intermediate_size": 3072,
+    "summary_use_proj": null, "summary_activation": null})");
+  REQUIRE(mc_plain.ok());
+  CHECK(mc_plain.value().parameter_count() == base.value().parameter_count() + 769);
 }
 
 TEST_CASE("deberta-v2: deberta-v3-base (shared keys, buckets) and v2-xlarge (own c2p/p2c projections, conv)") {

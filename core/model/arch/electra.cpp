@@ -44,17 +44,19 @@ void generator_head(TreeBuilder& b, const Dims& dims) {
 // each otherwise an Identity.
 void sequence_summary(TreeBuilder& b, const Config& c, const bert::Dims& d) {
   auto s = b.module("sequence_summary", "SequenceSummary");
-  if (c.flag_or({"summary_use_proj"}, true)) {
+  // A key set to null reads as Python's None: falsy, not ElectraConfig's default.
+  auto is_null = [&](const char* key) { return c.json().contains(key) && c.json().at(key).is_null(); };
+  if (!is_null("summary_use_proj") && c.flag_or({"summary_use_proj"}, true)) {
     const bool to_labels = c.flag_or({"summary_proj_to_labels"}, false) && num_labels(c) > 0;
     nn::linear(b, "summary", d.hidden, to_labels ? num_labels(c) : d.hidden);
   } else {
     b.stateless("summary", "Identity");
   }
-  const std::string act = c.string_or({"summary_activation"}, "gelu");
+  const std::string act = is_null("summary_activation") ? "" : c.string_or({"summary_activation"}, "gelu");
   if (act.empty()) b.stateless("activation", "Identity");
   else nn::activation(b, "activation", act);
   auto dropout = [&](const char* name, const char* key, double fallback) {
-    if (c.number_or({key}, fallback) > 0) nn::dropout(b, name);
+    if (!is_null(key) && c.number_or({key}, fallback) > 0) nn::dropout(b, name);
     else b.stateless(name, "Identity");
   };
   dropout("first_dropout", "summary_first_dropout", 0);
